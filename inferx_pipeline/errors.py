@@ -1,0 +1,100 @@
+"""One error tree for the whole package.
+
+::
+
+    InferxError
+    ├── RecipeError            a recipe, fragment or curve file is wrong (exit 2)
+    │   ├── RecipeSyntaxError      malformed YAML
+    │   ├── RecipeSchemaError      wrong type, unknown key, missing field
+    │   ├── ExtendsError           missing fragment or an `extends:` cycle
+    │   ├── GoldenCurveError       missing curve, thinking mode or draft length
+    │   └── PolicyError            a named pre-GPU policy rule is broken
+    ├── CatalogError           catalog data is missing or inconsistent
+    ├── MatrixError            expansion failed (duplicate jobs, bad selection)
+    ├── LaunchError            a server could not be started or stopped
+    │   ├── PreflightError         an image fact breaks a rule
+    │   ├── ServerStartTimeoutError     health never became ready in time
+    │   └── ServerExitedError           the server process/container died
+    ├── BenchError             the load generator could not measure an endpoint
+    │   └── EndpointError          refused connection, non-2xx, malformed SSE
+    └── StoreError             the results database refused a read or write
+        └── IngestError            an artifact could not be normalized
+
+Raise low with the message only; a context manager at the boundary adds where.
+"""
+
+from __future__ import annotations
+
+
+class InferxError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    exit_code = 1
+
+
+class RecipeError(InferxError):
+    """A recipe, fragment or golden-curve file is wrong; user errors exit 2."""
+
+    exit_code = 2
+
+
+class RecipeSyntaxError(RecipeError):
+    """The YAML itself is malformed."""
+
+
+class RecipeSchemaError(RecipeError):
+    """A field has the wrong type, is unknown, or is missing."""
+
+
+class ExtendsError(RecipeError):
+    """An `extends:` target is missing or the chain has a cycle."""
+
+
+class GoldenCurveError(RecipeError):
+    """A golden acceptance-length curve, mode or draft length is missing."""
+
+
+class PolicyError(RecipeError):
+    """A named pre-GPU policy rule is broken."""
+
+
+class CatalogError(InferxError):
+    """Catalog data (SKUs, models, prices, image facts) is missing or inconsistent."""
+
+
+class MatrixError(InferxError):
+    """The job matrix could not be expanded or selected."""
+
+    exit_code = 2
+
+
+class LaunchError(InferxError):
+    """A server could not be started, health-checked or stopped."""
+
+
+class PreflightError(LaunchError):
+    """An image fact read before GPU start breaks a policy rule."""
+
+
+class ServerStartTimeoutError(LaunchError):
+    """The server never reported healthy within its startup timeout."""
+
+
+class ServerExitedError(LaunchError):
+    """The server process or container exited while it was needed."""
+
+
+class BenchError(InferxError):
+    """The load generator could not measure an endpoint."""
+
+
+class EndpointError(BenchError):
+    """The endpoint refused, answered non-2xx, or sent malformed SSE."""
+
+
+class StoreError(InferxError):
+    """The results database refused a read or a write."""
+
+
+class IngestError(StoreError):
+    """An artifact could not be normalized into a result record."""

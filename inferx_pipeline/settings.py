@@ -1,0 +1,63 @@
+"""Settings read once at start-up (prefix ``INFERX_``) and passed down.
+
+Nothing in the package reads the environment at import time; commands build one
+``Settings`` and hand it (or the paths in it) to the library.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _default_root() -> Path:
+    # The checkout that holds the package (editable install), else the working directory.
+    here = Path(__file__).resolve().parent.parent
+    return here if (here / "catalog").is_dir() else Path.cwd()
+
+
+class Settings(BaseSettings):
+    """Where the project's data and state live."""
+
+    model_config = SettingsConfigDict(env_prefix="INFERX_", extra="ignore")
+
+    root: Path = Field(default_factory=_default_root, description="Project checkout root.")
+    state_dir: Path | None = Field(
+        default=None,
+        description="Local state (artifacts, site, Dagster home); default ROOT/.inferx.",
+    )
+    database_url: str | None = Field(
+        default=None, description="Results database URL; default a SQLite file in the state dir."
+    )
+
+    @property
+    def recipes_dir(self) -> Path:
+        return self.root / "recipes"
+
+    @property
+    def golden_dir(self) -> Path:
+        return self.root / "golden_al_distribution"
+
+    @property
+    def catalog_dir(self) -> Path:
+        return self.root / "catalog"
+
+    @property
+    def state(self) -> Path:
+        return self.state_dir if self.state_dir is not None else self.root / ".inferx"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.state / "artifacts"
+
+    @property
+    def site_dir(self) -> Path:
+        return self.state / "site"
+
+    @property
+    def results_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.state / 'results.sqlite'}"

@@ -1,0 +1,3 @@
+"""Shared pytest setup: real-service fixtures live in tests/services/, one module each."""
+
+pytest_plugins: list[str] = []
