@@ -197,12 +197,14 @@ def load_catalog(catalog_dir: Path) -> Catalog:
     prices_path = catalog_dir / "prices.yaml"
     models_doc = _read(models_path)
     try:
-        return Catalog(
-            skus=_keyed(_read(skus_path).get("skus"), skus_path, "skus"),  # type: ignore[arg-type]  # validated by pydantic
-            models=_keyed(models_doc.get("models"), models_path, "models"),  # type: ignore[arg-type]  # validated by pydantic
-            bytes_per_param=models_doc.get("bytes_per_param"),  # type: ignore[arg-type]  # validated by pydantic
-            kv_bytes_per_element=models_doc.get("kv_bytes_per_element"),  # type: ignore[arg-type]  # validated by pydantic
-            prices=_read(prices_path),  # type: ignore[arg-type]  # validated by pydantic
+        return Catalog.model_validate(
+            {
+                "skus": _keyed(_read(skus_path).get("skus"), skus_path, "skus"),
+                "models": _keyed(models_doc.get("models"), models_path, "models"),
+                "bytes_per_param": models_doc.get("bytes_per_param"),
+                "kv_bytes_per_element": models_doc.get("kv_bytes_per_element"),
+                "prices": _read(prices_path),
+            }
         )
     except ValidationError as err:
         raise CatalogError(f"{catalog_dir}: invalid catalog data:\n{err}") from err

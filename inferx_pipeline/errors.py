@@ -10,6 +10,7 @@
     │   ├── GoldenCurveError       missing curve, thinking mode or draft length
     │   └── PolicyError            a named pre-GPU policy rule is broken
     ├── CatalogError           catalog data is missing or inconsistent
+    ├── SimError               the simulator cannot run the requested configuration
     ├── MatrixError            expansion failed (duplicate jobs, bad selection)
     ├── LaunchError            a server could not be started or stopped
     │   ├── PreflightError         an image fact breaks a rule
@@ -17,8 +18,10 @@
     │   └── ServerExitedError           the server process/container died
     ├── BenchError             the load generator could not measure an endpoint
     │   └── EndpointError          refused connection, non-2xx, malformed SSE
-    └── StoreError             the results database refused a read or write
-        └── IngestError            an artifact could not be normalized
+    ├── StoreError             the results database refused a read or write
+    │   └── IngestError            an artifact could not be normalized
+    │       └── MalformedArtifactError  rejected with a reason code, quarantined
+    └── LeaderboardError       results cannot be turned into a leaderboard site
 
 Raise low with the message only; a context manager at the boundary adds where.
 """
@@ -62,6 +65,10 @@ class CatalogError(InferxError):
     """Catalog data (SKUs, models, prices, image facts) is missing or inconsistent."""
 
 
+class SimError(InferxError):
+    """The simulated engine cannot run the requested configuration (e.g. weights do not fit)."""
+
+
 class MatrixError(InferxError):
     """The job matrix could not be expanded or selected."""
 
@@ -79,9 +86,30 @@ class PreflightError(LaunchError):
 class ServerStartTimeoutError(LaunchError):
     """The server never reported healthy within its startup timeout."""
 
+    def __init__(self, message: str, *, log_tail: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.log_tail = log_tail
+
 
 class ServerExitedError(LaunchError):
-    """The server process or container exited while it was needed."""
+    """The server process or container exited while it was needed.
+
+    ``status`` is the exit code (137 = SIGKILL, e.g. the OOM killer; ``oom_killed``
+    says when Docker saw it), ``log_tail`` the server's last log lines.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        oom_killed: bool = False,
+        log_tail: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.oom_killed = oom_killed
+        self.log_tail = log_tail
 
 
 class BenchError(InferxError):
@@ -98,3 +126,15 @@ class StoreError(InferxError):
 
 class IngestError(StoreError):
     """An artifact could not be normalized into a result record."""
+
+
+class MalformedArtifactError(IngestError):
+    """An artifact was rejected for a named reason (``code``) and goes to quarantine."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class LeaderboardError(InferxError):
+    """Results cannot be turned into a leaderboard (missing columns, unwritable site dir)."""

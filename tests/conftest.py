@@ -1,3 +1,7 @@
 """Shared pytest setup: real-service fixtures live in tests/services/, one module each."""
 
-pytest_plugins: list[str] = []
+pytest_plugins: list[str] = [
+    "tests.services.docker_engine",
+    "tests.services.postgres",
+    "tests.services.chromium",
+]

@@ -14,12 +14,15 @@ from inferx_pipeline.errors import InferxError
 
 # command name -> "module:attribute" (a click.Command or click.Group)
 COMMANDS: dict[str, str] = {
+    "leaderboard": "inferx_pipeline.cli.leaderboard:leaderboard",
+    "results": "inferx_pipeline.cli.results:results",
     "validate": "inferx_pipeline.cli.validate:validate",
     "schema": "inferx_pipeline.cli.schema:schema",
     "matrix": "inferx_pipeline.cli.matrix:matrix",
     "import-inferencex": "inferx_pipeline.cli.import_inferencex:import_inferencex",
     "bench": "inferx_pipeline.cli.bench:bench",
     "sim": "inferx_pipeline.cli.sim:sim",
+    "sweep": "inferx_pipeline.cli.sweep:sweep",
 }
 
 
@@ -27,12 +30,12 @@ class LazyGroup(click.Group):
     """A group that imports each command's module on first use."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(set(COMMANDS) | set(self.commands))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
         if target is None:
-            return None
+            return super().get_command(ctx, cmd_name)
         module_name, attr = target.split(":")
         command = getattr(importlib.import_module(module_name), attr)
         if not isinstance(command, click.Command):
@@ -52,7 +55,12 @@ class InferxCommandError(click.ClickException):
 
     def __init__(self, err: InferxError) -> None:
         super().__init__(str(err))
-        self.exit_code = err.exit_code
+        self.error_exit_code = err.exit_code
+
+    # click reads exit_code per instance; ours varies with the error (recipe errors exit 2).
+    @property
+    def exit_code(self) -> int:  # type: ignore[override]
+        return self.error_exit_code
 
 
 @click.group(cls=LazyGroup)

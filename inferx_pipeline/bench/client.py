@@ -1,0 +1,214 @@
+"""One streamed request to an OpenAI-compatible endpoint, timed chunk by chunk.
+
+``Sender`` is the boundary: ``HttpSender`` speaks HTTP with aiohttp; the fake in
+``inferx_pipeline.bench.fake`` stands in for it in tests of the load shapes. A
+sender never raises for a bad response: the error goes into the record as one
+line (where, what, expected) and the run goes on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import aiohttp
+import orjson
+
+from inferx_pipeline.bench.records import RequestRecord
+
+Api = Literal["chat", "completions"]
+Message = dict[str, str]
+PATHS: dict[Api, str] = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
+ERROR_BODY_CHARS = 500
+# Large reads: one syscall drains every chunk that arrived together.
+READ_BUFSIZE = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What to send: a prompt (text for completions, messages for chat) and its lengths."""
+
+    index: int
+    prompt: str | tuple[Message, ...]
+    prompt_len: int
+    max_tokens: int
+    session_id: str | None = None
+    turn: int | None = None
+
+    def record(self) -> RequestRecord:
+        """An empty record for this request."""
+        return RequestRecord(
+            index=self.index,
+            prompt_len=self.prompt_len,
+            max_tokens=self.max_tokens,
+            session_id=self.session_id,
+            turn=self.turn,
+        )
+
+
+class Sender(Protocol):
+    """Sends one request and returns what was measured (never raises for the response)."""
+
+    async def send(self, request: Request) -> RequestRecord: ...
+
+
+class StreamError(Exception):
+    """The response broke the streaming protocol; the message is the record's error."""
+
+
+def base_url(endpoint: str) -> str:
+    """``http://host:port`` from an endpoint given with or without ``/v1`` or a slash."""
+    url = endpoint.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def request_body(
+    api: Api, model: str, request: Request, chat_template_kwargs: Mapping[str, Any]
+) -> bytes:
+    """The JSON body: exact output length (``ignore_eos``), streaming with usage."""
+    body: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "ignore_eos": True,
+        "temperature": 0.0,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if api == "chat":
+        prompt = request.prompt
+        body["messages"] = (
+            [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+        )
+        if chat_template_kwargs:
+            body["chat_template_kwargs"] = dict(chat_template_kwargs)
+    elif isinstance(request.prompt, str):
+        body["prompt"] = request.prompt
+    else:
+        # A conversation sent to the raw completions API: its turns, concatenated.
+        body["prompt"] = " ".join(m["content"] for m in request.prompt)
+    return orjson.dumps(body)
+
+
+class SseReader:
+    """Parses SSE ``data:`` lines into a record, timestamping each read once."""
+
+    def __init__(self, record: RequestRecord, api: Api, url: str) -> None:
+        self.record = record
+        self.url = url
+        self.done = False
+        self._pieces: list[str] = []
+        self._rest = b""
+        self._text_key = "delta" if api == "chat" else "text"
+
+    def feed(self, data: bytes, now_ns: int) -> None:
+        """Consume bytes that arrived at ``now_ns``; raises StreamError on a bad event."""
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        for line in lines:
+            if line.startswith(b"data:"):
+                self._event(line[5:].strip(), now_ns)
+
+    def _event(self, payload: bytes, now_ns: int) -> None:
+        if payload == b"[DONE]":
+            self.done = True
+            return
+        try:
+            event = orjson.loads(payload)
+        except orjson.JSONDecodeError as err:
+            raise StreamError(
+                f"malformed SSE from {self.url}: got {payload[:80]!r}; "
+                f"expected a JSON object or [DONE] after 'data:'"
+            ) from err
+        if not isinstance(event, dict):
+            raise StreamError(f"malformed SSE from {self.url}: got {payload[:80]!r}")
+        if "error" in event:
+            raise StreamError(f"error event from {self.url}: {str(event['error'])[:200]}")
+        if choices := event.get("choices"):
+            self.record.chunk_ns.append(now_ns)
+            self._pieces.append(self._piece(choices[0]))
+        if usage := event.get("usage"):
+            self.record.output_tokens = int(usage.get("completion_tokens") or 0)
+            prompt_tokens = usage.get("prompt_tokens")
+            self.record.prompt_tokens = int(prompt_tokens) if prompt_tokens else None
+
+    def _piece(self, choice: Mapping[str, Any]) -> str:
+        if self._text_key == "delta":
+            delta = choice.get("delta") or {}
+            return str(delta.get("content") or delta.get("reasoning_content") or "")
+        return str(choice.get("text") or "")
+
+    def text(self) -> str:
+        """Everything generated so far."""
+        return "".join(self._pieces)
+
+
+class HttpSender:
+    """Streams requests over one aiohttp session; ``count`` tokenizes when usage is absent."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        endpoint: str,
+        api: Api,
+        model: str,
+        chat_template_kwargs: Mapping[str, Any],
+        count_tokens: Callable[[str], int],
+    ) -> None:
+        self._session = session
+        self.url = base_url(endpoint) + PATHS[api]
+        self._api: Api = api
+        self._model = model
+        self._kwargs = dict(chat_template_kwargs)
+        self._count = count_tokens
+
+    async def send(self, request: Request) -> RequestRecord:
+        """Send ``request``; failures are recorded in ``record.error``, never raised."""
+        record = request.record()
+        reader = SseReader(record, self._api, self.url)
+        body = request_body(self._api, self._model, request, self._kwargs)
+        record.start_ns = time.perf_counter_ns()
+        try:
+            await self._stream(body, reader)
+        except StreamError as err:
+            record.error = str(err)
+        except (aiohttp.ClientConnectorError, ConnectionRefusedError) as err:
+            record.error = f"cannot connect to {self.url}: {err}; is the server up on that port?"
+        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as err:
+            record.error = (
+                f"{self.url} closed the stream after {len(record.chunk_ns)} chunks: "
+                f"{type(err).__name__}: {err}"
+            )
+        except (aiohttp.ClientError, TimeoutError) as err:
+            record.error = f"request to {self.url} failed: {type(err).__name__}: {err}"
+        record.end_ns = time.perf_counter_ns()
+        record.text = reader.text()
+        if record.ok and not record.output_tokens:
+            record.output_tokens = self._count(record.text)
+        return record
+
+    async def _stream(self, body: bytes, reader: SseReader) -> None:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        async with self._session.post(self.url, data=body, headers=headers) as resp:
+            if resp.status >= 300:
+                text = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
+                raise StreamError(f"HTTP {resp.status} from {self.url}: {text.strip()}")
+            content = resp.content
+            # Read to EOF (not just [DONE]) so the connection goes back to the pool.
+            while data := await content.readany():
+                reader.feed(data, time.perf_counter_ns())
+        if not reader.done:
+            raise StreamError(
+                f"{self.url} ended the stream before [DONE] after "
+                f"{len(reader.record.chunk_ns)} chunks"
+            )
+
+
+def open_session(connections: int, read_timeout_s: float) -> aiohttp.ClientSession:
+    """A session sized for ``connections`` concurrent streams, no total-time limit."""
+    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections)
+    timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=read_timeout_s)
+    return aiohttp.ClientSession(
+        connector=connector, timeout=timeout, read_bufsize=READ_BUFSIZE, auto_decompress=False
+    )

@@ -1,0 +1,127 @@
+"""MLPerf-style validity: each result says valid or not, and why.
+
+Thresholds are data (``catalog/bench-validity.yaml``, each with its rationale);
+this module only loads and applies them. Rules never drop a result: an invalid
+one is written with its reasons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import Field, ValidationError
+
+from inferx_pipeline.bench.monitor import ClientLoad
+from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.strict import StrictModel
+
+
+class Tolerance(StrictModel):
+    """Allowed |measured - intended| = relative x intended + absolute_tokens."""
+
+    relative: float = Field(ge=0)
+    absolute_tokens: float = Field(ge=0)
+
+    def allows(self, measured: float, intended: float) -> bool:
+        """Whether ``measured`` is close enough to ``intended``."""
+        return abs(measured - intended) <= self.relative * intended + self.absolute_tokens
+
+
+class Saturation(StrictModel):
+    """Above either bound the client, not the server, limits what is measured."""
+
+    max_event_loop_lag_p99_ms: float = Field(gt=0)
+    max_cpu_percent: float = Field(gt=0)
+
+    def saturated(self, load: ClientLoad) -> bool:
+        """Whether ``load`` exceeds a bound."""
+        return (
+            load.event_loop_lag_p99_ms > self.max_event_loop_lag_p99_ms
+            or load.cpu_percent > self.max_cpu_percent
+        )
+
+
+class ValidityRules(StrictModel):
+    """The thresholds of ``catalog/bench-validity.yaml``."""
+
+    source: str
+    percentile_min_samples: dict[str, int]
+    min_duration_s: float = Field(ge=0)
+    isl_tolerance: Tolerance
+    osl_tolerance: Tolerance
+    max_failed_fraction: float = Field(ge=0, le=1)
+    saturation: Saturation
+    rationale: dict[str, str]
+
+
+def load_rules(path: Path) -> ValidityRules:
+    """Rules from a YAML file; raises CatalogError naming the file and the field."""
+    try:
+        return ValidityRules.model_validate(yaml.safe_load(path.read_text()))
+    except OSError as err:
+        raise CatalogError(f"{path}: cannot read validity rules ({err.strerror})") from err
+    except (yaml.YAMLError, ValidationError) as err:
+        raise CatalogError(f"{path}: invalid validity rules: {err}") from err
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What the rules look at, measured over one run."""
+
+    planned: int
+    completed: int
+    failed: int
+    duration_s: float
+    stop_reason: str
+    intended_isl_mean: float | None
+    measured_isl_mean: float | None
+    intended_osl_mean: float | None
+    measured_osl_mean: float | None
+    client: ClientLoad
+
+
+def _length_reason(
+    name: str, tolerance: Tolerance, measured: float | None, intended: float | None
+) -> list[str]:
+    if measured is None or intended is None or tolerance.allows(measured, intended):
+        return []
+    return [
+        f"measured {name} mean {measured:.1f} tokens is off the intended {intended:.1f} "
+        f"by more than {tolerance.relative:.0%} + {tolerance.absolute_tokens:g}"
+    ]
+
+
+def invalid_reasons(rules: ValidityRules, facts: RunFacts) -> list[str]:
+    """Every rule ``facts`` breaks, as one readable line each (empty = valid)."""
+    reasons = []
+    if facts.stop_reason:
+        reasons.append(
+            f"stopped early ({facts.stop_reason}): {facts.completed + facts.failed} "
+            f"of {facts.planned} requests finished"
+        )
+    if facts.completed == 0:
+        reasons.append(f"all {facts.failed} requests failed")
+    elif facts.failed > rules.max_failed_fraction * (facts.completed + facts.failed):
+        reasons.append(
+            f"{facts.failed} of {facts.completed + facts.failed} requests failed "
+            f"(more than {rules.max_failed_fraction:.0%})"
+        )
+    if facts.duration_s < rules.min_duration_s:
+        reasons.append(
+            f"measured for {facts.duration_s:.2f} s, less than the minimum "
+            f"{rules.min_duration_s:g} s; raise --num-prompts"
+        )
+    reasons += _length_reason(
+        "ISL", rules.isl_tolerance, facts.measured_isl_mean, facts.intended_isl_mean
+    )
+    reasons += _length_reason(
+        "OSL", rules.osl_tolerance, facts.measured_osl_mean, facts.intended_osl_mean
+    )
+    if rules.saturation.saturated(facts.client):
+        reasons.append(
+            f"client saturated (event-loop lag p99 {facts.client.event_loop_lag_p99_ms:.1f} ms, "
+            f"CPU {facts.client.cpu_percent:.0f}%); rerun with more --processes"
+        )
+    return reasons

@@ -1,0 +1,62 @@
+"""``inferx matrix [PATHS...] [selection] [--format ...]``: the jobs and their server commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.render import render
+from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.settings import Settings
+
+
+def _revisions(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    base, sep, head = value.partition("..")
+    if not sep or not base or not head:
+        raise click.BadParameter(f"got {value!r}; expected BASE..HEAD, e.g. origin/main..HEAD")
+    return base, head
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--recipe", "recipes", multiple=True, help="Recipe-id glob (repeatable).")
+@click.option("--sku", "skus", multiple=True, help="SKU id (repeatable).")
+@click.option("--framework", "frameworks", multiple=True, help="Engine framework (repeatable).")
+@click.option("--family", "families", multiple=True, help="Model family (repeatable).")
+@click.option(
+    "--scenario",
+    "scenarios",
+    multiple=True,
+    type=click.Choice(["fixed-seq-len", "agentic-coding"]),
+    help="Scenario kind (repeatable).",
+)
+@click.option("--changed", callback=_revisions, help="BASE..HEAD: recipes changed in git.")
+@click.option("--repo", type=click.Path(path_type=Path), help="Git checkout for --changed.")
+@click.option("--new-vs", type=click.Path(path_type=Path), help="Previous --format json file.")
+@click.option("--changelog", type=click.Path(path_type=Path), help="InferenceX changelog.")
+@click.option("--changelog-last", default=1, show_default=True, help="Changelog entries.")
+@click.option("--evals/--no-evals", default=False, show_default=True, help="Add eval jobs.")
+@click.option("--policy/--no-policy", default=True, show_default=True, help="Pre-GPU rules.")
+@click.option("--allow-duplicates", is_flag=True, help="Keep identical jobs (InferenceX parity).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "inferencex"]),
+    default="table",
+    show_default=True,
+)
+def matrix(paths: tuple[Path, ...], fmt: str, **flags: object) -> None:
+    """Expand recipes (default: recipes/) into jobs and print them with server commands."""
+    keys = ("recipes", "skus", "frameworks", "families", "scenarios")
+    selection = Selection.model_validate({k: flags.pop(k) for k in keys})
+    request = MatrixRequest.model_validate({"paths": paths, "selection": selection, **flags})
+    settings = Settings()
+    jobs = build_matrix(request, settings)
+    click.echo(render(jobs, fmt, cached_catalog(settings.catalog_dir)))  # type: ignore[arg-type]  # click.Choice limits fmt

@@ -1,0 +1,121 @@
+"""``inferx sim``: serve a simulated vLLM-compatible engine, or predict its curve offline."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from pydantic import ValidationError
+
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.sim.config import SPEC_METHODS, SimConfig
+from inferx_pipeline.sim.predict import DEFAULT_PROMPTS_PER_CONC, PredictPoint, predict
+from inferx_pipeline.sim.server import serve_until_stopped
+
+_DEPLOYMENT_OPTIONS = (
+    click.option("--sku", required=True, help="Catalog SKU id, e.g. h200."),
+    click.option("--model-family", required=True, help="Catalog model key, e.g. qwen3.8-27b."),
+    click.option("--precision", default="bf16", show_default=True),
+    click.option("--kv-dtype", default="bf16", show_default=True),
+    click.option("--tp", type=int, default=1, show_default=True),
+    click.option("--ep", type=int, default=1, show_default=True),
+    click.option("--dp-attn/--no-dp-attn", default=False, show_default=True),
+    click.option("--engine", default="vllm", show_default=True, help="Efficiency profile."),
+    click.option("--max-num-seqs", type=int, default=256, show_default=True),
+    click.option("--max-model-len", type=int, default=None, help="Default min(131072, KV)."),
+    click.option("--max-num-batched-tokens", type=int, default=8192, show_default=True),
+    click.option("--gpu-memory-utilization", type=float, default=0.9, show_default=True),
+    click.option("--spec-method", type=click.Choice(SPEC_METHODS), default="none"),
+    click.option("--num-speculative-tokens", type=int, default=0, show_default=True),
+    click.option("--acceptance-length", type=float, default=None, help="Target mean AL."),
+    click.option("--seed", type=int, default=0, show_default=True),
+    click.option("--catalog-dir", type=click.Path(path_type=Path, file_okay=False), default=None),
+)
+
+
+def _deployment_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(_DEPLOYMENT_OPTIONS):
+        command = option(command)
+    return command
+
+
+def _config(options: dict[str, Any]) -> SimConfig:
+    options["catalog_dir"] = options["catalog_dir"] or Settings().catalog_dir
+    try:
+        return SimConfig(**options)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-') or 'options'}: {e['msg']}"
+            for e in err.errors()
+        )
+        raise click.UsageError(problems) from err
+
+
+@click.group()
+def sim() -> None:
+    """Simulated OpenAI-compatible inference engine (no GPU needed)."""
+
+
+@sim.command()
+@_deployment_options
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=int, default=0, show_default=True, help="0 = any free port.")
+@click.option("--served-model-name", default=None, help="Default: the model family.")
+@click.option("--load-time-s", type=float, default=3.0, show_default=True)
+@click.option("--error-rate", type=float, default=0.0, show_default=True)
+@click.option("--crash-after-tokens", type=int, default=None)
+@click.option("--time-scale", type=float, default=1.0, show_default=True)
+def serve(**options: Any) -> None:
+    """Serve until SIGINT/SIGTERM; prints `INFERX_SIM_LISTENING http://HOST:PORT` when bound."""
+    config = _config(options)
+    asyncio.run(serve_until_stopped(config, lambda url: click.echo(f"INFERX_SIM_LISTENING {url}")))
+
+
+@sim.command(name="predict")
+@_deployment_options
+@click.option("--isl", type=int, required=True, help="Prompt tokens per request.")
+@click.option("--osl", type=int, required=True, help="Output tokens per request.")
+@click.option("--concurrency", default="1,2,4,8,16,32,64,128,256", show_default=True)
+@click.option("--prompts-per-conc", type=int, default=DEFAULT_PROMPTS_PER_CONC, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per concurrency.")
+def predict_command(
+    isl: int, osl: int, concurrency: str, prompts_per_conc: int, as_json: bool, **options: Any
+) -> None:
+    """Print tok/s/GPU and tok/s/user per concurrency, in virtual time (no HTTP, no sleeping)."""
+    try:
+        levels = [int(part) for part in concurrency.split(",") if part.strip()]
+    except ValueError as err:
+        raise click.BadParameter(f"expected integers like 1,2,4; got {concurrency!r}") from err
+    points = predict(_config(options), isl, osl, levels, prompts_per_conc)
+    click.echo("\n".join(_render(points, as_json)))
+
+
+def _render(points: list[PredictPoint], as_json: bool) -> list[str]:
+    if as_json:
+        return [json.dumps(point.model_dump()) for point in points]
+    header = (
+        f"{'conc':>6} {'tok/s/GPU':>10} {'tok/s/user':>10} "
+        f"{'TTFT ms':>9} {'TPOT ms':>8} {'E2EL s':>7}"
+    )
+    rows = [
+        f"{p.concurrency:>6} {p.output_tput_per_gpu:>10.1f} {p.interactivity:>10.1f} "
+        f"{p.mean_ttft_ms:>9.1f} {p.mean_tpot_ms:>8.2f} {p.mean_e2el_ms / 1000:>7.2f}"
+        for p in points
+    ]
+    return [header, *rows]
+
+
+@sim.command(name="calibrate")
+@click.argument("rows", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--catalog-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+def calibrate_command(rows: Path, catalog_dir: Path | None) -> None:
+    """Fit mbu/mfu/step_overhead_ms from measured rows (CSV or JSONL); prints profiles YAML."""
+    # numpy is imported only here, so `sim serve` (and its container image) runs without it.
+    from inferx_pipeline.sim.calibrate import calibrate, load_rows, profiles_yaml
+
+    directory = catalog_dir or Settings().catalog_dir
+    click.echo(profiles_yaml(calibrate(load_rows(rows), directory)), nl=False)

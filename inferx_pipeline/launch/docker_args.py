@@ -1,0 +1,119 @@
+"""The docker-py arguments for one server container (pure: no daemon is contacted).
+
+The spec's argv is the whole command: ``argv[0]`` replaces the image's entrypoint
+and the rest is its command, so a spec means the same thing on any image.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from docker.types import Ulimit
+from pydantic import Field
+
+from inferx_pipeline.launch.base import fill_port
+from inferx_pipeline.launch.gpu import gpu_block
+from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.strict import FrozenModel
+
+LABEL_JOB = "inferx.job"
+LABEL_FINGERPRINT = "inferx.fingerprint"
+LABEL_RUN = "inferx.run"
+HF_CACHE_TARGET = "/root/.cache/huggingface"
+DEFAULT_CONTAINER_PORT = 8000
+
+PullPolicy = Literal["never", "if-missing", "always"]
+NetworkMode = Literal["host", "publish"]
+
+
+class DockerOptions(FrozenModel):
+    """How the Docker launcher runs every container (deployment settings, not per recipe)."""
+
+    pull: PullPolicy = Field(default="if-missing", description="When to pull the image.")
+    network: NetworkMode = Field(
+        default="host",
+        description="host: share the host's network (the launcher picks a free port); "
+        "publish: a bridge network with the server port published on publish_ip.",
+    )
+    publish_ip: str = Field(default="127.0.0.1", description="Host address for published ports.")
+    shm_size: str = Field(default="16g", description="/dev/shm size (docker syntax, e.g. 16g).")
+    hf_cache: Path | None = Field(
+        default=None, description="Host directory mounted as the Hugging Face cache."
+    )
+    grace_s: float = Field(default=30.0, gt=0, description="SIGTERM -> SIGKILL grace (s).")
+    memlock_bytes: int = Field(
+        default=-1, ge=-1, description="RLIMIT_MEMLOCK (-1 = unlimited, what GPU engines want; "
+        "a host without CAP_SYS_RESOURCE for dockerd can only grant up to its own hard limit)."
+    )  # fmt: skip
+    stack_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="RLIMIT_STACK.")
+
+
+def container_name(spec: ServerSpec, run_id: str) -> str:
+    """A readable, unique container name (docker allows ``[a-zA-Z0-9][a-zA-Z0-9_.-]*``)."""
+    safe = re.sub(r"[^a-zA-Z0-9_.-]+", "-", spec.name).strip("-.")[:60] or "server"
+    return f"inferx-{safe}-{run_id[:12]}-{uuid.uuid4().hex[:6]}"
+
+
+def container_labels(spec: ServerSpec, run_id: str) -> dict[str, str]:
+    """The spec's labels plus the three that identify the job and run (ours win)."""
+    return {
+        **spec.labels,
+        LABEL_JOB: spec.name,
+        LABEL_FINGERPRINT: spec.fingerprint,
+        LABEL_RUN: run_id,
+    }
+
+
+def _network(options: DockerOptions, port: int) -> dict[str, Any]:
+    if options.network == "host":
+        return {"network_mode": "host"}
+    return {"ports": {f"{port}/tcp": (options.publish_ip, None)}}
+
+
+def container_kwargs(
+    spec: ServerSpec,
+    *,
+    port: int,
+    run_id: str,
+    options: DockerOptions,
+    secrets: Mapping[str, str],
+) -> dict[str, Any]:
+    """Keyword arguments for ``client.containers.create`` running ``spec`` on ``port``.
+
+    The result holds secret values in ``environment``: never log or store it.
+    """
+    gpu = gpu_block(spec.gpus)
+    argv = fill_port(spec.argv, port)
+    environment = {
+        **({"HF_HOME": HF_CACHE_TARGET} if options.hf_cache else {}),
+        **gpu.pop("environment", {}),
+        **spec.env,
+        **secrets,
+    }
+    volumes = (
+        {str(options.hf_cache): {"bind": HF_CACHE_TARGET, "mode": "rw"}} if options.hf_cache else {}
+    )
+    return {
+        "image": spec.image,
+        "entrypoint": [argv[0]],
+        "command": list(argv[1:]),
+        "name": container_name(spec, run_id),
+        "labels": container_labels(spec, run_id),
+        "environment": environment,
+        # As PID 1 a server ignores SIGTERM until it installs a handler (e.g. while it loads);
+        # docker's init forwards the signal so stop() needs the grace period only for hangs.
+        "init": True,
+        "ipc_mode": "host",
+        "shm_size": options.shm_size,
+        "ulimits": [
+            Ulimit(name="memlock", soft=options.memlock_bytes, hard=options.memlock_bytes),
+            Ulimit(name="stack", soft=options.stack_bytes, hard=options.stack_bytes),
+        ],
+        "volumes": volumes,
+        **_network(options, port),
+        **gpu,
+    }

@@ -1,0 +1,173 @@
+"""Runner pools: which Docker hosts serve which GPU SKUs, from data (never from code).
+
+::
+
+    # deploy/runner-pools.yaml
+    source: fleet inventory, 2025-06
+    pools:
+      h200-dgx:
+        skus: [h200]
+        nodes: 2                  # how many runs may use this SKU at once (Dagster pool limit)
+        hosts:
+          - url: tcp://gpu-h200-01:2376
+            tls: {cert: tls/cert.pem, key: tls/key.pem, ca: tls/ca.pem}   # paths, never PEM
+
+Without a file, the embedded default is one pool ``local`` for every SKU (``"*"``) on
+``DOCKER_HOST`` or the default socket. Relative TLS paths are relative to the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import docker
+import yaml
+from docker.errors import DockerException
+from docker.tls import TLSConfig
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from inferx_pipeline.errors import CatalogError, LaunchError
+from inferx_pipeline.strict import FrozenModel, StrictModel
+
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
+ANY_SKU = "*"
+HOST_SCHEMES = ("unix://", "tcp://", "ssh://")
+
+
+class TlsFiles(FrozenModel):
+    """Client TLS material for a ``tcp://`` host, as file paths."""
+
+    cert: Path = Field(description="Client certificate (PEM file).")
+    key: Path = Field(description="Client private key (PEM file).")
+    ca: Path | None = Field(default=None, description="CA bundle that signed the daemon's cert.")
+    verify: bool = Field(default=True, description="Verify the daemon's certificate.")
+
+    @field_validator("cert", "key", "ca", mode="before")
+    @classmethod
+    def _path_not_pem(cls, value: object) -> object:
+        if isinstance(value, str) and "-----BEGIN" in value:
+            raise ValueError("TLS material goes by file path, never inline PEM")
+        return value
+
+    def resolved(self, base: Path) -> TlsFiles:
+        return TlsFiles(
+            cert=base / self.cert,
+            key=base / self.key,
+            ca=None if self.ca is None else base / self.ca,
+            verify=self.verify,
+        )
+
+
+class DockerHost(FrozenModel):
+    """One Docker daemon: a ``DOCKER_HOST``-style URL plus optional TLS files."""
+
+    url: str = Field(description="unix:///path, tcp://host:2376 or ssh://user@host.")
+    tls: TlsFiles | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _scheme(cls, value: str) -> str:
+        if not value.startswith(HOST_SCHEMES):
+            raise ValueError(
+                f"got {value!r}; expected a URL starting with {', '.join(HOST_SCHEMES)}"
+            )
+        return value
+
+
+class RunnerPool(FrozenModel):
+    """Hosts that serve some SKUs; ``nodes`` bounds concurrent runs on them."""
+
+    skus: tuple[str, ...] = Field(min_length=1, description="SKU ids, or '*' for any SKU.")
+    hosts: tuple[DockerHost, ...] = Field(min_length=1)
+    nodes: int = Field(default=1, ge=1, description="Concurrent runs allowed (Dagster pool limit).")
+
+
+class RunnerPools(StrictModel):
+    """All pools, by name; each SKU belongs to at most one."""
+
+    source: str = Field(description="Where this inventory comes from.")
+    pools: dict[str, RunnerPool]
+
+    @model_validator(mode="after")
+    def _one_pool_per_sku(self) -> RunnerPools:
+        seen: dict[str, str] = {}
+        for name, pool in self.pools.items():
+            for sku in pool.skus:
+                if sku in seen:
+                    raise ValueError(
+                        f"SKU {sku!r} is in pools {seen[sku]!r} and {name!r}; keep one"
+                    )
+                seen[sku] = name
+        return self
+
+    def pool_for(self, sku: str) -> tuple[str, RunnerPool]:
+        """The (name, pool) serving ``sku``: the pool naming it, else the ``'*'`` pool."""
+        for wanted in (sku, ANY_SKU):
+            for name, pool in self.pools.items():
+                if wanted in pool.skus:
+                    return name, pool
+        raise LaunchError(
+            f"no runner pool serves SKU {sku!r} (pools: {', '.join(self.pools) or 'none'}); "
+            f"add it to a pool's skus or add a pool with skus: ['{ANY_SKU}']"
+        )
+
+
+def default_pools(environ: Mapping[str, str]) -> RunnerPools:
+    """One pool ``local`` for every SKU on ``DOCKER_HOST`` (or the default socket)."""
+    host = DockerHost(url=environ.get("DOCKER_HOST") or DEFAULT_SOCKET)
+    return RunnerPools(
+        source="embedded default: DOCKER_HOST or the local socket",
+        pools={"local": RunnerPool(skus=(ANY_SKU,), hosts=(host,), nodes=1)},
+    )
+
+
+def load_pools(path: Path | None, environ: Mapping[str, str]) -> RunnerPools:
+    """The pools in ``path``, or the embedded default when ``path`` is None or absent.
+
+    Raises ``CatalogError`` naming the file and field when the file is malformed.
+    """
+    if path is None or not path.is_file():
+        return default_pools(environ)
+    try:
+        pools = RunnerPools.model_validate(yaml.safe_load(path.read_text()))
+    except yaml.YAMLError as err:
+        raise CatalogError(f"{path}: not valid YAML: {err}") from err
+    except ValidationError as err:
+        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+        raise CatalogError(f"{path}: {where}") from err
+    return _resolve_tls(pools, path.parent)
+
+
+def _resolve_tls(pools: RunnerPools, base: Path) -> RunnerPools:
+    resolved = {
+        name: pool.model_copy(
+            update={
+                "hosts": tuple(
+                    h if h.tls is None else h.model_copy(update={"tls": h.tls.resolved(base)})
+                    for h in pool.hosts
+                )
+            }
+        )
+        for name, pool in pools.pools.items()
+    }
+    return pools.model_copy(update={"pools": resolved})
+
+
+def docker_client(host: DockerHost, timeout_s: float = 120.0) -> docker.DockerClient:
+    """A client for ``host``; raises ``LaunchError`` naming a missing TLS file."""
+    tls = None
+    if host.tls is not None:
+        for path in (host.tls.cert, host.tls.key, host.tls.ca):
+            if path is not None and not path.is_file():
+                raise LaunchError(f"Docker host {host.url}: TLS file {path} does not exist")
+        tls = TLSConfig(
+            client_cert=(str(host.tls.cert), str(host.tls.key)),
+            ca_cert=None if host.tls.ca is None else str(host.tls.ca),
+            verify=str(host.tls.ca) if host.tls.verify and host.tls.ca else host.tls.verify,
+        )
+    try:
+        # The constructor asks the daemon for its API version: this is the reachability check.
+        return docker.DockerClient(base_url=host.url, tls=tls or False, timeout=int(timeout_s))
+    except DockerException as err:
+        raise LaunchError(f"Docker host {host.url} is not reachable: {err}") from err

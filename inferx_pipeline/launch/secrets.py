@@ -1,0 +1,35 @@
+"""Secrets pass to servers by name: values come from the launcher's environment only.
+
+A spec names the variables (``secret_env``); their values are read at start, handed
+to the process or container, and never logged, stored or put back into a spec.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from inferx_pipeline.launch.spec import ServerSpec
+
+log = logging.getLogger(__name__)
+
+REDACTED = "<redacted>"
+
+
+def secret_values(spec: ServerSpec, environ: Mapping[str, str]) -> dict[str, str]:
+    """The values of ``spec.secret_env`` found in ``environ``.
+
+    A name missing from ``environ`` is skipped with a warning naming it (a public
+    model needs no ``HF_TOKEN``; an engine that does fails with its own message).
+    """
+    found = {name: environ[name] for name in spec.secret_env if name in environ}
+    for name in sorted(set(spec.secret_env) - set(found)):
+        log.warning(
+            "server %s: secret %s is not set in the launcher's environment", spec.name, name
+        )
+    return found
+
+
+def redact(env: Mapping[str, str], secret_names: tuple[str, ...]) -> dict[str, str]:
+    """``env`` with the value of every secret name replaced, for logs and artifacts."""
+    return {k: REDACTED if k in secret_names else v for k, v in env.items()}

@@ -1,0 +1,1 @@
+"""Leaderboard: Pareto fronts, tier values, cost, rankings, history and the static site."""

@@ -1,0 +1,84 @@
+"""Every leaderboard computation over one result frame, gathered for the site writer.
+
+Pure: result rows + catalog + policy in, frames out. The site and the benchmark both call
+``compute_leaderboard``; nothing here touches files or a database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
+from inferx_pipeline.leaderboard.cost import with_costs
+from inferx_pipeline.leaderboard.frame import GROUP_KEYS, current, group_labels, prepare
+from inferx_pipeline.leaderboard.history import tier_history
+from inferx_pipeline.leaderboard.pareto import interactivity_column, pareto_mask
+from inferx_pipeline.leaderboard.rankings import rank_tiers
+from inferx_pipeline.leaderboard.regressions import episodes, judged_points
+from inferx_pipeline.leaderboard.tiers import tier_values
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """The computed leaderboard.
+
+    ``rows``: prepared rows of every image; ``current``: each recipe at its newest image,
+    with costs, a group ``label`` and ``on_front@<stat>`` flags; ``fronts``: per stat, the
+    front rows of ``current``; ``tiers``: tier values at the default stat with costs;
+    ``ranked``: reached
+    tier values with ranks; ``history``: tier values per recipe and image; ``points`` and
+    ``episodes``: the regression verdicts.
+    """
+
+    rows: pd.DataFrame
+    current: pd.DataFrame
+    fronts: dict[Stat, pd.DataFrame]
+    tiers: pd.DataFrame
+    ranked: pd.DataFrame
+    history: pd.DataFrame
+    points: pd.DataFrame
+    episodes: pd.DataFrame
+
+
+def front_column(stat: Stat) -> str:
+    """Name of the flag column in ``Leaderboard.current`` marking front membership at ``stat``."""
+    return f"on_front@{stat}"
+
+
+def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(label=group_labels(frame))
+
+
+def compute_leaderboard(
+    frame: pd.DataFrame, catalog: Catalog, config: LeaderboardConfig
+) -> Leaderboard:
+    """Fronts, tier values, costs, rankings, history and regressions of ``frame``.
+
+    ``frame`` has the ResultRecord columns (raises LeaderboardError otherwise); invalid and
+    failed rows are dropped first.
+    """
+    rows = prepare(frame)
+    shown = _labelled(with_costs(current(rows), catalog))
+    fronts: dict[Stat, pd.DataFrame] = {}
+    for stat in STATS:
+        shown[front_column(stat)] = pareto_mask(shown, interactivity_column(stat))
+        front = shown.loc[shown[front_column(stat)]]
+        fronts[stat] = front.sort_values([*GROUP_KEYS, interactivity_column(stat)])
+    stat = config.default_stat
+    tiers = _labelled(with_costs(tier_values(fronts[stat], config.tiers, stat), catalog))
+    tiers = tiers.merge(shown[["sku", "vendor"]].drop_duplicates("sku"), on="sku", how="left")
+    ranked = rank_tiers(tiers, config.baseline_sku, config.price_tier)
+    points = judged_points(rows, config.regression)
+    return Leaderboard(
+        rows=rows,
+        current=shown,
+        fronts=fronts,
+        tiers=tiers,
+        ranked=ranked,
+        history=tier_history(rows, config.tiers, stat),
+        points=points,
+        episodes=episodes(points),
+    )

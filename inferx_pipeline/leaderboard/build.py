@@ -1,0 +1,183 @@
+"""Result rows (a DataFrame or the results store) -> the static site directory.
+
+The site is built in a sibling ``<out>.building`` directory and swapped in at the end, so
+a reader never sees half a site and pages of vanished groups do not linger. A directory
+that is not a previous build (no ``manifest.json``) is never replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+import plotly.offline
+from pydantic import Field
+
+from inferx_pipeline.catalog import Catalog, cached_catalog
+from inferx_pipeline.errors import LeaderboardError
+from inferx_pipeline.leaderboard.board import Leaderboard, compute_leaderboard
+from inferx_pipeline.leaderboard.config import LeaderboardConfig, load_leaderboard_config
+from inferx_pipeline.leaderboard.frame import LEADERBOARD_COLUMNS
+from inferx_pipeline.leaderboard.regressions import alerts_document
+from inferx_pipeline.leaderboard.site import pages
+from inferx_pipeline.leaderboard.site.exports import write_downloads
+from inferx_pipeline.leaderboard.site.render import unique_slugs
+from inferx_pipeline.strict import FrozenModel
+
+PageKind = Literal["overview", "model", "history", "table"]
+MANIFEST = "manifest.json"
+
+
+class PageEntry(FrozenModel):
+    """One written page."""
+
+    path: str = Field(description="Path relative to the site root, '/'-separated.")
+    kind: PageKind
+    title: str
+
+
+class SiteManifest(FrozenModel):
+    """What a build wrote: pages, downloads and the counts behind them."""
+
+    out_dir: str
+    generated_at: datetime
+    pages: tuple[PageEntry, ...]
+    downloads: tuple[str, ...]
+    counts: dict[str, int] = Field(description="rows, current_rows, groups, front_points, ...")
+
+
+def build_site(
+    frame: pd.DataFrame,
+    out: Path,
+    catalog: Catalog,
+    config: LeaderboardConfig,
+    generated_at: datetime | None = None,
+) -> SiteManifest:
+    """Compute the leaderboard of ``frame`` (ResultRecord columns) and write the site to ``out``.
+
+    Raises LeaderboardError when ``frame`` lacks columns or ``out`` exists but is not a
+    previous site build. ``generated_at`` defaults to now (UTC).
+    """
+    board = compute_leaderboard(frame, catalog, config)
+    return write_site(board, out, catalog, config, generated_at or datetime.now(UTC))
+
+
+def build_site_from_store(
+    url: str, out: Path, catalog_dir: Path, generated_at: datetime | None = None
+) -> SiteManifest:
+    """Read the leaderboard's columns from the results store at ``url`` and build the site."""
+    from inferx_pipeline.results.store import ResultStore  # the DB layer only when asked for
+
+    store = ResultStore(url)
+    try:
+        frame = store.read_frame(columns=LEADERBOARD_COLUMNS)
+    finally:
+        store.close()
+    config = load_leaderboard_config(catalog_dir)
+    return build_site(frame, out, cached_catalog(catalog_dir), config, generated_at)
+
+
+def write_site(
+    board: Leaderboard,
+    out: Path,
+    catalog: Catalog,
+    config: LeaderboardConfig,
+    generated_at: datetime,
+) -> SiteManifest:
+    """Write every page, asset and download of ``board``, then swap the directory in."""
+    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
+        raise LeaderboardError(
+            f"{out}: exists and is not a leaderboard build (no {MANIFEST}); "
+            "choose an empty or new --out directory"
+        )
+    staging = out.with_name(out.name + ".building")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    manifest = _write_all(board, staging, catalog, config, generated_at, out)
+    (staging / MANIFEST).write_text(manifest.model_dump_json(indent=1))
+    _swap(staging, out)
+    return manifest
+
+
+def _write_all(
+    board: Leaderboard,
+    root: Path,
+    catalog: Catalog,
+    config: LeaderboardConfig,
+    generated_at: datetime,
+    final: Path,
+) -> SiteManifest:
+    _write_assets(root)
+    writer = pages.PageWriter(root, config, catalog.prices.tiers, generated_at)
+    entries: list[PageEntry] = []
+    counts = {"front_points": 0, "non_optimal_points": 0}
+    slugs = pages.page_slugs(board)
+    for key, slug in sorted(slugs.items()):
+        rel, page_counts = pages.write_model_page(writer, board, key, slug)
+        entries.append(PageEntry(path=rel, kind="model", title=f"{key[0]} · {key[1]}"))
+        counts["front_points"] += page_counts["front_points"]
+        counts["non_optimal_points"] += page_counts["non_optimal"]
+    recipes = unique_slugs(board.history["recipe_id"].astype(str))
+    episode_count = 0
+    for recipe_id, slug in recipes.items():
+        rel, found = pages.write_history_page(writer, board, recipe_id, slug)
+        entries.append(PageEntry(path=rel, kind="history", title=recipe_id))
+        episode_count += found
+    entries.insert(0, PageEntry(
+        path=pages.write_overview(writer, board, slugs, recipes), kind="overview",
+        title="Leaderboard",
+    ))  # fmt: skip
+    table = pages.tier_table(board, writer)
+    entries.append(PageEntry(path=pages.write_table(writer, table), kind="table", title="Table"))
+    downloads = _write_data(board, root, table, config, generated_at)
+    counts |= {
+        "rows": len(board.rows), "current_rows": len(board.current),
+        "groups": int(board.tiers.drop_duplicates(["model", "workload", "label"]).shape[0]),
+        "tier_values": len(board.tiers), "reached_tier_values": len(board.ranked),
+        "episodes": episode_count, "open_episodes": int(board.episodes["open"].sum()),
+        "pages": len(entries),
+    }  # fmt: skip
+    return SiteManifest(
+        out_dir=str(final), generated_at=generated_at, pages=tuple(entries),
+        downloads=tuple(downloads), counts=counts,
+    )  # fmt: skip
+
+
+def _write_assets(root: Path) -> None:
+    assets = root / "assets"
+    assets.mkdir()
+    # Bundled from the installed plotly package so pages work offline, opened from disk.
+    (assets / "plotly.min.js").write_text(plotly.offline.get_plotlyjs())
+    static = resources.files("inferx_pipeline.leaderboard.site") / "static"
+    for name in ("site.js", "site.css"):
+        (assets / name).write_text((static / name).read_text())
+
+
+def _write_data(
+    board: Leaderboard,
+    root: Path,
+    table: pd.DataFrame,
+    config: LeaderboardConfig,
+    generated_at: datetime,
+) -> list[str]:
+    attribution = config.site.attribution
+    fronts = board.fronts[config.default_stat].drop(columns=["label"])
+    written = write_downloads(root / "downloads", "leaderboard", table, attribution, generated_at)
+    written += write_downloads(root / "downloads", "front", fronts, attribution, generated_at)
+    alerts = alerts_document(board.episodes, config.regression, generated_at)
+    (root / "alerts.json").write_text(json.dumps(alerts, indent=1, allow_nan=False))
+    return [p.relative_to(root).as_posix() for p in written] + ["alerts.json"]
+
+
+def _swap(staging: Path, out: Path) -> None:
+    previous = out.with_name(out.name + ".previous")
+    shutil.rmtree(previous, ignore_errors=True)
+    if out.exists():
+        out.rename(previous)
+    staging.rename(out)
+    shutil.rmtree(previous, ignore_errors=True)

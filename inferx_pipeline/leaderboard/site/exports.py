@@ -1,0 +1,77 @@
+"""CSV and JSON downloads, each opening with the attribution so a copied file keeps it."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def attribution_lines(attribution: str, generated_at: datetime) -> list[str]:
+    """The header lines every download starts with (without comment markers)."""
+    return [
+        attribution.strip(),
+        f"generated_at: {generated_at.isoformat()}",
+        "rows with official=false are simulated or unofficial runs",
+    ]
+
+
+def to_csv(frame: pd.DataFrame, attribution: str, generated_at: datetime) -> str:
+    """CSV text: ``# ``-prefixed attribution lines, then a header row and the data."""
+    buffer = io.StringIO()
+    for line in attribution_lines(attribution, generated_at):
+        buffer.write(f"# {line}\n")
+    frame.to_csv(buffer, index=False, lineterminator="\n", date_format="%Y-%m-%dT%H:%M:%SZ")
+    return buffer.getvalue()
+
+
+def jsonable(value: object) -> Any:
+    """A value JSON can hold: NaN/NaT -> None, numpy scalars -> Python, times -> ISO 8601."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, pd.Timestamp | datetime):
+        return None if pd.isna(value) else value.isoformat()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if value is None or value is pd.NaT or value is pd.NA:
+        return None
+    return value
+
+
+def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-ready dicts."""
+    columns = list(frame.columns)
+    return [
+        {c: jsonable(v) for c, v in zip(columns, row, strict=True)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
+
+
+def to_json(frame: pd.DataFrame, attribution: str, generated_at: datetime) -> str:
+    """JSON text: ``{"attribution", "generated_at", "notes", "columns", "rows"}``."""
+    head = attribution_lines(attribution, generated_at)
+    document = {
+        "attribution": head[0],
+        "generated_at": generated_at.isoformat(),
+        "notes": head[2:],
+        "columns": list(frame.columns),
+        "rows": records(frame),
+    }
+    return json.dumps(document, indent=1, allow_nan=False)
+
+
+def write_downloads(
+    out_dir: Path, name: str, frame: pd.DataFrame, attribution: str, generated_at: datetime
+) -> list[Path]:
+    """Write ``<name>.csv`` and ``<name>.json`` under ``out_dir``; returns both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path, json_path = out_dir / f"{name}.csv", out_dir / f"{name}.json"
+    csv_path.write_text(to_csv(frame, attribution, generated_at))
+    json_path.write_text(to_json(frame, attribution, generated_at))
+    return [csv_path, json_path]

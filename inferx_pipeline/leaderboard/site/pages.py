@@ -1,0 +1,182 @@
+"""Page contexts and writers: overview, one page per model x workload, history, table.
+
+Each writer renders one template and returns the page's path relative to the site root.
+Pages link relatively, so the site works from disk as well as from ``inferx leaderboard
+serve``. Chart data is embedded as JSON (``<script type="application/json">``), never
+fetched, because browsers refuse ``fetch`` on ``file://``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from inferx_pipeline.leaderboard.board import Leaderboard, front_column
+from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
+from inferx_pipeline.leaderboard.cost import cost_column, tokens_per_dollar_column
+from inferx_pipeline.leaderboard.frame import PAGE_KEYS
+from inferx_pipeline.leaderboard.rankings import podium
+from inferx_pipeline.leaderboard.site.charts import history_chart, model_page_charts
+from inferx_pipeline.leaderboard.site.exports import records
+from inferx_pipeline.leaderboard.site.render import render, unique_slugs
+
+# Filters of the table view: URL key -> column.
+TABLE_FILTERS: dict[str, str] = {
+    "model": "model", "workload": "workload", "sku": "sku", "vendor": "vendor",
+    "framework": "framework", "precision": "precision", "spec": "spec_method", "tier": "tier",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PageWriter:
+    """Renders pages of one build into ``out`` (shared context: policy, time, price tiers)."""
+
+    out: Path
+    config: LeaderboardConfig
+    price_tiers: tuple[str, ...]
+    generated_at: datetime
+
+    def write(self, rel: str, template: str, **context: object) -> str:
+        """Render ``template`` to ``out/rel``; returns ``rel``."""
+        depth = rel.count("/")
+        html = render(
+            template, root="../" * depth, config=self.config, generated_at=self.generated_at,
+            price_tiers=self.price_tiers, **context,
+        )  # fmt: skip
+        path = self.out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html)
+        return rel
+
+
+def page_slugs(board: Leaderboard) -> dict[tuple[str, str], str]:
+    """(model, workload) -> file slug of its page."""
+    keys = board.current[list(PAGE_KEYS)].drop_duplicates().astype(str).itertuples(index=False)
+    pairs = [(m, w) for m, w in keys]
+    slugs = unique_slugs(f"{m} {w}" for m, w in pairs)
+    return {(m, w): slugs[f"{m} {w}"] for m, w in pairs}
+
+
+def _sample(frame: pd.DataFrame, limit: int) -> pd.DataFrame:
+    # Deterministic so two builds of the same data are byte-identical.
+    return frame if len(frame) <= limit else frame.sample(n=limit, random_state=0)
+
+
+def write_model_page(
+    writer: PageWriter, board: Leaderboard, key: tuple[str, str], slug: str
+) -> tuple[str, dict[str, int]]:
+    """The charts page of one model x workload; returns its path and point counts."""
+    model, workload = key
+    shown = board.current
+    mine = shown.loc[(shown["model"].astype(str) == model) & (shown["workload"] == workload)]
+    fronts: dict[Stat, pd.DataFrame] = {}
+    others: dict[Stat, pd.DataFrame] = {}
+    limit = writer.config.site.max_scatter_points
+    for stat in STATS:
+        front = board.fronts[stat]
+        fronts[stat] = front.loc[
+            (front["model"].astype(str) == model) & (front["workload"] == workload)
+        ]
+        others[stat] = _sample(mine.loc[~mine[front_column(stat)]], limit)
+    non_optimal = int((~mine[front_column(writer.config.default_stat)]).sum())
+    tiers = board.tiers
+    page_tiers = tiers.loc[(tiers["model"].astype(str) == model) & (tiers["workload"] == workload)]
+    data = {
+        "model": model, "workload": workload,
+        "charts": model_page_charts(fronts, others, writer.price_tiers),
+        "tiers": records(page_tiers[_tier_columns(writer)]),
+    }  # fmt: skip
+    shown_points = len(others[writer.config.default_stat])
+    rel = writer.write(
+        f"models/{slug}.html", "model.html", title=f"{model} · {workload}", data=data,
+        tier_rows=data["tiers"], stats=STATS, non_optimal=non_optimal, shown_points=shown_points,
+        cost=cost_column("total", writer.config.price_tier),
+    )  # fmt: skip
+    counts = {"front_points": len(fronts[writer.config.default_stat]), "non_optimal": non_optimal}
+    return rel, counts
+
+
+def _tier_columns(writer: PageWriter) -> list[str]:
+    costs = [cost_column(k, t) for t in writer.price_tiers for k in ("total", "input", "output")]
+    return [
+        "model", "workload", "sku", "vendor", "framework", "precision", "spec_method", "label",
+        "tier", "stat", "status", "tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu",
+        *costs, *(tokens_per_dollar_column(t) for t in writer.price_tiers),
+        "j_per_token", "tok_s_per_mw", "official", "simulated",
+        "lo_recipe_id", "lo_image_tag", "lo_conc", "hi_recipe_id", "hi_image_tag", "hi_conc",
+    ]  # fmt: skip
+
+
+def tier_table(board: Leaderboard, writer: PageWriter) -> pd.DataFrame:
+    """Tier values in reading order: the table view's and the download's rows."""
+    columns = _tier_columns(writer)
+    return board.tiers[columns].sort_values(["model", "workload", "tier", "label"])
+
+
+def write_overview(
+    writer: PageWriter,
+    board: Leaderboard,
+    slugs: dict[tuple[str, str], str],
+    recipes: dict[str, str],
+) -> str:
+    """``index.html``: the podium and ranking per model x workload at the headline tier."""
+    tier = writer.config.headline_tier
+    at = board.ranked.loc[board.ranked["tier"] == float(tier)]
+    sections = []
+    for row in records(podium(board.ranked, tier, writer.config.price_tier)):
+        key = (str(row["model"]), str(row["workload"]))
+        ranking = at.loc[(at["model"].astype(str) == key[0]) & (at["workload"] == key[1])]
+        sections.append({"podium": row, "slug": slugs[key], "ranking": records(ranking)})
+    return writer.write(
+        "index.html", "index.html", title="Leaderboard", sections=sections, tier=tier,
+        cost=cost_column("total", writer.config.price_tier), recipes=recipes,
+    )  # fmt: skip
+
+
+def write_history_page(
+    writer: PageWriter, board: Leaderboard, recipe_id: str, slug: str
+) -> tuple[str, int]:
+    """The history page of one recipe; returns its path and its number of episodes."""
+    series = board.history.loc[board.history["recipe_id"].astype(str) == recipe_id]
+    images = series.drop_duplicates("image_rank").sort_values("image_rank")["image_tag"]
+    rank_of = dict(zip(images.astype(str), range(len(images)), strict=True))
+    found = board.episodes.loc[board.episodes["recipe_id"].astype(str) == recipe_id]
+    last = len(images) - 1
+    marked = sorted({
+        (rank_of[str(e["opened_image"])],
+         rank_of[str(e["closed_image"])] - 1 if e["closed_image"] is not None else last)
+        for e in found.to_dict("records")
+    })  # fmt: skip
+    data: dict[str, Any] = {
+        "recipe_id": recipe_id, "chart": history_chart(series, list(images.astype(str)), marked),
+        "episodes": records(found),
+    }  # fmt: skip
+    rel = writer.write(
+        f"history/{slug}.html", "history.html", title=f"History · {recipe_id}", data=data,
+        episodes=data["episodes"],
+    )  # fmt: skip
+    return rel, len(found)
+
+
+def write_table(writer: PageWriter, table: pd.DataFrame) -> str:
+    """``table.html``: every tier value as an HTML table with filters kept in the URL hash."""
+    options = {
+        key: sorted({str(v) for v in table[column].dropna()}, key=_natural)
+        for key, column in TABLE_FILTERS.items()
+    }
+    rows = records(table)
+    return writer.write(
+        "table.html", "table.html", title="Table", rows=rows, options=options,
+        filters=TABLE_FILTERS, cost=cost_column("total", writer.config.price_tier),
+    )  # fmt: skip
+
+
+def _natural(value: str) -> tuple[float, str]:
+    try:
+        return float(value), ""
+    except ValueError:
+        return float("inf"), value

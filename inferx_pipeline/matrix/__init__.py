@@ -1,0 +1,1 @@
+"""The job matrix: recipes -> BenchmarkJob rows, eval selection, selection, InferenceX import."""

@@ -1,0 +1,85 @@
+"""The matrix a person asks for: load recipes, expand, resolve selection inputs, select.
+
+``MatrixRequest`` is what ``inferx matrix`` parses its flags into; ``build_matrix`` is the
+one library call behind the command (and the Dagster ``sweep_matrix`` asset).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.golden import load_golden
+from inferx_pipeline.matrix import changes
+from inferx_pipeline.matrix.evals import load_eval_policies
+from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.runners import cached_runners
+from inferx_pipeline.matrix.select import Selection, select
+from inferx_pipeline.recipes.loader import LoadedRecipe, load_recipes
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.strict import FrozenModel
+
+
+class MatrixRequest(FrozenModel):
+    """Which recipes to expand and which of their jobs to keep."""
+
+    paths: tuple[Path, ...] = Field(description="Recipe files/directories; () = recipes/.")
+    selection: Selection = Field(default_factory=Selection, description="Job filters.")
+    changed: tuple[str, str] | None = Field(
+        default=None, description="(base, head) git revisions: keep recipes changed between."
+    )
+    repo: Path | None = Field(default=None, description="Git checkout for changed; None = root.")
+    new_vs: Path | None = Field(
+        default=None, description="Previous job list JSON: keep jobs with new fingerprints."
+    )
+    changelog: Path | None = Field(default=None, description="InferenceX perf-changelog.yaml.")
+    changelog_last: int = Field(default=1, ge=1, description="Changelog entries to use.")
+    evals: bool = Field(default=False, description="Add eval jobs by the eval policy.")
+    policy: bool = Field(default=True, description="Run the pre-GPU policy rules on load.")
+    allow_duplicates: bool = Field(
+        default=False, description="Keep identical jobs (InferenceX parity) instead of failing."
+    )
+
+
+def build_matrix(request: MatrixRequest, settings: Settings) -> list[BenchmarkJob]:
+    """Selected jobs of ``request``; RecipeError (exit 2) listing every invalid recipe."""
+    catalog = cached_catalog(settings.catalog_dir)
+    golden = load_golden(settings.golden_dir)
+    loaded = load_recipes(
+        request.paths or (settings.recipes_dir,),
+        catalog=catalog,
+        golden=golden,
+        run_policy=request.policy,
+    )
+    loaded.raise_for_errors()
+    jobs = expand(
+        loaded.recipes,
+        golden=golden,
+        catalog=catalog,
+        evals=request.evals,
+        runners=cached_runners(settings.catalog_dir),
+        eval_policies=load_eval_policies(settings.catalog_dir) if request.evals else None,
+        duplicates="keep" if request.allow_duplicates else "error",
+    )
+    return select(jobs, _resolved(request, loaded.recipes, settings))
+
+
+def _resolved(request: MatrixRequest, loaded: list[LoadedRecipe], settings: Settings) -> Selection:
+    ids: frozenset[str] | None = None
+    if request.changed is not None:
+        files = changes.changed_files(request.repo or settings.root, *request.changed)
+        ids = changes.affected_recipes(files, loaded, settings.golden_dir)
+    if request.changelog is not None:
+        globs = changes.changelog_globs(request.changelog, last=request.changelog_last)
+        by_log = changes.matching_ids((r.recipe.id for r in loaded), globs)
+        ids = by_log if ids is None else ids & by_log
+    known = changes.known_fingerprints(request.new_vs) if request.new_vs is not None else None
+    update: dict[str, object] = {}
+    if ids is not None:
+        update["recipe_ids"] = ids
+    if known is not None:
+        update["known_fingerprints"] = known
+    return request.selection.model_copy(update=update)

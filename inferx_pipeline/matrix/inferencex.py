@@ -1,0 +1,159 @@
+"""InferenceX master-config import: each config entry becomes one recipe file.
+
+A recipe is a superset of a master-config entry, so the import is a renaming of keys
+(``model`` -> ``model.hf-id``, ``image``/``framework`` -> ``engine``, ``runner`` -> ``sku``
+via ``catalog/inferencex-runners.yaml`` plus ``runner``); ``scenarios`` is copied verbatim,
+multinode rows included. Nothing InferenceX keeps in bash (engine args, thinking mode,
+speculative details) is in the master files, so imported recipes carry none of it.
+
+What InferenceX accepts but our checks reject does not stop the import; it comes back
+as warning ``Finding``s (rule ``inferencex-import``): runner labels missing from
+InferenceX's own runners file, agentic arms without speculative decoding, and rows that
+expand to identical jobs in two configs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.errors import RecipeSchemaError, RecipeSyntaxError
+from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.matrix.expand import duplicates_of, expand
+from inferx_pipeline.matrix.runners import RunnerCatalog
+from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.schema import Recipe
+
+RULE = "inferencex-import"
+# Entry keys copied to the same place in the recipe.
+_VERBATIM = ("multinode", "disagg", "router", "kv-p2p-transfer", "scenarios")
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """Files written and what InferenceX accepts that our checks reject."""
+
+    files: list[Path] = field(default_factory=list)
+    recipes: list[Recipe] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def read_master(path: Path) -> dict[str, dict[str, Any]]:
+    """Entries of one master-config file, by config key, in file order."""
+    try:
+        data = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (OSError, yaml.YAMLError) as err:
+        raise RecipeSyntaxError(f"{path}: cannot read InferenceX master config: {err}") from err
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise RecipeSchemaError(f"{path}: expected a mapping of config key -> entry")
+    return data
+
+
+def entry_to_recipe(key: str, entry: dict[str, Any], runners: RunnerCatalog) -> dict[str, Any]:
+    """The recipe document (kebab-case keys, plain YAML data) for master entry ``key``."""
+    doc: dict[str, Any] = {
+        "id": key,
+        "notes": "Imported from an InferenceX master config (inferx import-inferencex).",
+        "model": {
+            "hf-id": entry["model"],
+            "model-prefix": entry["model-prefix"],
+            "precision": entry["precision"],
+        },
+        "sku": runners.sku_for(entry["runner"]),
+        "runner": entry["runner"],
+        "engine": {"framework": entry["framework"], "image": entry["image"]},
+    }
+    doc.update({k: entry[k] for k in _VERBATIM if k in entry})
+    return doc
+
+
+def entry_findings(
+    key: str, entry: dict[str, Any], source: Path, runners: RunnerCatalog
+) -> list[Finding]:
+    """Warnings for one entry: unknown runner label, agentic arms without spec decoding."""
+    found: list[Finding] = []
+    runner = entry.get("runner", "")
+    if runners.runner(runner) is None:
+        found.append(
+            _warn(
+                source,
+                key,
+                "runner",
+                f"runner label {runner!r} is not in InferenceX's "
+                f"runners.yaml; mapped to SKU {runners.sku_for(runner)!r} by its prefix",
+            )
+        )
+    for block_index, block in enumerate(entry.get("scenarios", {}).get("agentic-coding", [])):
+        for row_index, row in enumerate(block.get("search-space", [])):
+            if row.get("spec-decoding", "none") == "none":
+                where = f"scenarios.agentic-coding[{block_index}].search-space[{row_index}]"
+                found.append(
+                    _warn(
+                        source,
+                        key,
+                        where,
+                        "agentic arm without speculative decoding; "
+                        "policy: agentic arms must use speculative decoding",
+                    )
+                )
+    return found
+
+
+def _warn(source: Path, key: str, field_path: str, message: str) -> Finding:
+    return Finding(
+        severity="warning", rule=RULE, message=f"{key}: {message}", field=field_path, recipe=source
+    )
+
+
+def duplicate_findings(
+    recipes: Sequence[Recipe], runners: RunnerCatalog, catalog: Catalog
+) -> list[Finding]:
+    """One warning per job that repeats another's fingerprint and concurrency."""
+    # Imported recipes carry no synthetic acceptance, so no golden curve is consulted.
+    golden = GoldenRegistry({}, {}, Path())
+    jobs = expand(recipes, golden=golden, catalog=catalog, runners=runners, duplicates="keep")
+    return [
+        Finding(
+            severity="warning",
+            rule=RULE,
+            message=f"{repeat.recipe_id}: job {repeat.job_id} is identical to {first.job_id} "
+            "(InferenceX runs both; our matrix rejects identical jobs)",
+            field="scenarios",
+        )
+        for first, repeat in duplicates_of(jobs)
+    ]
+
+
+def import_masters(
+    masters: Sequence[Path], out: Path, runners: RunnerCatalog, catalog: Catalog
+) -> ImportReport:
+    """Write one ``<config key>.yaml`` recipe per entry of ``masters`` into ``out``.
+
+    Entries are validated as recipes before anything is written; an entry that is not
+    a valid recipe raises RecipeSchemaError naming the file and key. Existing files of
+    the same name are replaced (the import is idempotent).
+    """
+    report = ImportReport()
+    docs: list[tuple[str, dict[str, Any]]] = []
+    for master in masters:
+        for key, entry in read_master(master).items():
+            doc = entry_to_recipe(key, entry, runners)
+            try:
+                report.recipes.append(Recipe.model_validate(doc))
+            except ValidationError as err:
+                raise RecipeSchemaError(f"{master}: {key}: not a valid recipe: {err}") from err
+            report.findings.extend(entry_findings(key, entry, master, runners))
+            docs.append((key, doc))
+    report.findings.extend(duplicate_findings(report.recipes, runners, catalog))
+    out.mkdir(parents=True, exist_ok=True)
+    for key, doc in docs:
+        path = out / f"{key}.yaml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100))
+        report.files.append(path)
+    return report

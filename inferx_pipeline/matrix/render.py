@@ -1,0 +1,81 @@
+"""Job lists as text: table, JSON, CSV (each with the server command line), InferenceX rows.
+
+The command column comes from the job's engine adapter; a framework without an adapter
+yet (or a multinode job) shows why instead of failing the whole listing.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.engines.base import adapter_for
+from inferx_pipeline.errors import InferxError
+from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
+from inferx_pipeline.matrix.job import BenchmarkJob
+
+Format = Literal["table", "json", "csv", "inferencex"]
+
+
+def server_command(job: BenchmarkJob, catalog: Catalog) -> tuple[str, dict[str, str]]:
+    """(shell-quoted argv, env) of the job's server, or ('(reason)', {}) when there is none."""
+    try:
+        spec = adapter_for(job).server_spec(job, sku=catalog.sku(job.sku))
+    except InferxError as err:
+        return f"({str(err).split(': ', 1)[-1]})", {}
+    return shlex.join(spec.argv), dict(spec.env)
+
+
+def _json(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
+    docs: list[dict[str, Any]] = []
+    for job in jobs:
+        command, env = server_command(job, catalog)
+        doc = job.model_dump(mode="json")
+        doc.update({"job_id": job.job_id, "server_command": command, "server_env": env})
+        docs.append(doc)
+    return json.dumps(docs, indent=1)
+
+
+_CSV_COLUMNS = ("job_id", "recipe", "sku", "framework", "scenario", "conc", "fingerprint")
+
+
+def _csv(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow((*_CSV_COLUMNS, "server_command"))
+    for job in jobs:
+        fields = (job.job_id, job.recipe_id, job.sku, job.engine.framework, job.scenario)
+        writer.writerow((*fields, job.conc, job.fingerprint, server_command(job, catalog)[0]))
+    return out.getvalue()
+
+
+def _table(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
+    lines = [f"{len(jobs)} jobs"]
+    for job in jobs:
+        command, env = server_command(job, catalog)
+        env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+        lines.append(f"{job.job_id}  sku={job.sku} conc={job.conc} fp={job.fingerprint[:12]}")
+        lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
+    return "\n".join(lines)
+
+
+def _inferencex(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
+    return json.dumps(inferencex_rows(jobs), indent=1)
+
+
+RENDERERS: dict[Format, Callable[[Sequence[BenchmarkJob], Catalog], str]] = {
+    "table": _table,
+    "json": _json,
+    "csv": _csv,
+    "inferencex": _inferencex,
+}
+
+
+def render(jobs: Sequence[BenchmarkJob], fmt: Format, catalog: Catalog) -> str:
+    """``jobs`` as text in format ``fmt``."""
+    return RENDERERS[fmt](jobs, catalog)

@@ -1,0 +1,184 @@
+"""Load recipes: find the files, merge ``extends:``, validate, run the policy rules.
+
+Public API::
+
+    load_recipes(paths, *, catalog, golden, policy=None, run_policy=True) -> LoadResult
+
+``paths`` are recipe files or directories (searched recursively for ``*.yaml`` /
+``*.yml``). Inside a directory, **fragments are never loaded as recipes**: a fragment is
+a file whose name starts with ``_`` or that sits below a directory whose name starts
+with ``_`` (``recipes/_fragments/vllm-rocm.yaml``); recipes pull them in with
+``extends:``. A file named explicitly is always loaded as a recipe.
+
+Every problem becomes a ``Finding`` (``file:line:col: field.path: message [rule]``); a
+recipe with any error is left out of ``LoadResult.recipes`` while the others still load,
+so a caller can list every error at once. ``LoadedRecipe`` keeps the source file, the
+``extends`` chain (the recipe file, then every fragment it pulls in) and the location of
+every node. ``policy`` defaults to the data under the default catalog directory;
+``run_policy=False`` loads schema-valid recipes without the pre-GPU rules (an importer
+that reports the rules' findings separately, with ``policy.check``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.errors import ExtendsError, RecipeError, RecipeSyntaxError
+from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.recipes import policy as policy_rules
+from inferx_pipeline.recipes.diagnostics import findings_from_validation
+from inferx_pipeline.recipes.extends import ExtendsResolver, Resolved
+from inferx_pipeline.recipes.findings import Finding, Location, raise_for_errors
+from inferx_pipeline.recipes.policy.data import PolicyData, load_policy
+from inferx_pipeline.recipes.schema import Recipe
+from inferx_pipeline.recipes.yamlsource import FieldPath, SourceMap, plain
+from inferx_pipeline.settings import Settings
+
+RECIPE_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRecipe:
+    """A valid recipe and where it came from."""
+
+    recipe: Recipe
+    source: Path
+    chain: tuple[Path, ...]
+    locations: SourceMap
+    via: dict[Path, tuple[Path, ...]]
+
+    def locate(self, path: FieldPath, *, key: bool = False) -> Location | None:
+        """Location of the value at field ``path`` (nearest located ancestor otherwise)."""
+        return self.locations.locate(path, key=key)
+
+    def chain_to(self, location: Location | None) -> tuple[Path, ...]:
+        """The ``extends`` path from this recipe to the file of ``location``."""
+        if location is None:
+            return (self.source,)
+        return self.via.get(location.file, (self.source,))
+
+
+@dataclass(slots=True)
+class LoadResult:
+    """Every recipe that loaded, and every error and warning found on the way."""
+
+    recipes: list[LoadedRecipe] = field(default_factory=list)
+    errors: list[Finding] = field(default_factory=list)
+    warnings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def raise_for_errors(self) -> None:
+        """Raise one RecipeError (exit 2) listing every error; nothing when there is none."""
+        raise_for_errors(self.errors)
+
+
+def is_fragment(path: Path, root: Path) -> bool:
+    """True when ``path`` (below directory ``root``) is a fragment, not a recipe."""
+    parts = path.relative_to(root).parts
+    return any(part.startswith("_") for part in parts)
+
+
+def discover(paths: Iterable[Path]) -> list[Path]:
+    """Recipe files named by ``paths``: files as given, directories searched (no fragments).
+
+    Raises RecipeSyntaxError for a path that does not exist.
+    """
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.suffix in RECIPE_SUFFIXES and p.is_file() and not is_fragment(p, path)
+            )
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise RecipeSyntaxError(f"{path}: no such recipe file or directory")
+    return list(dict.fromkeys(found))
+
+
+def _error_finding(err: RecipeError, recipe: Path) -> Finding:
+    rule = "extends" if isinstance(err, ExtendsError) else "syntax"
+    if not isinstance(err, ExtendsError | RecipeSyntaxError):
+        rule = "schema"
+    return Finding(severity="error", rule=rule, message=str(err), recipe=None, chain=(recipe,))
+
+
+def _validate(resolved: Resolved, path: Path) -> LoadedRecipe | list[Finding]:
+    doc = plain(resolved.root)
+    source = SourceMap.of(resolved.root)
+    try:
+        recipe = Recipe.model_validate(doc)
+    except ValidationError as err:
+        return findings_from_validation(
+            err, doc, source, model=Recipe, recipe=path, via=resolved.via
+        )
+    return LoadedRecipe(recipe, path, resolved.chain, source, resolved.via)
+
+
+def _duplicate(loaded: LoadedRecipe, first: LoadedRecipe) -> Finding:
+    where = loaded.locate(("id",))
+    return Finding(
+        severity="error",
+        rule="schema",
+        message=f"duplicate recipe id {loaded.recipe.id!r} (also in {first.source}); "
+        "recipe ids are unique",
+        location=where,
+        field="id",
+        chain=loaded.chain_to(where),
+        recipe=loaded.source,
+    )
+
+
+def load_recipes(
+    paths: Iterable[Path],
+    *,
+    catalog: Catalog,
+    golden: GoldenRegistry,
+    policy: PolicyData | None = None,
+    run_policy: bool = True,
+) -> LoadResult:
+    """Load, validate and policy-check every recipe under ``paths`` (see the module doc).
+
+    Never raises for a bad recipe: its problems go to ``errors``; only a path that does
+    not exist raises RecipeSyntaxError.
+    """
+    data = policy if policy is not None else load_policy(Settings().catalog_dir)
+    result = LoadResult()
+    resolver = ExtendsResolver()
+    by_id: dict[str, LoadedRecipe] = {}
+    for path in discover(paths):
+        try:
+            outcome = _validate(resolver.resolve(path), path)
+        except RecipeError as err:
+            result.errors.append(_error_finding(err, path))
+            continue
+        if isinstance(outcome, list):
+            result.errors.extend(outcome)
+            continue
+        if outcome.recipe.id in by_id:
+            result.errors.append(_duplicate(outcome, by_id[outcome.recipe.id]))
+            continue
+        findings = (
+            policy_rules.check(
+                outcome.recipe, catalog=catalog, golden=golden, data=data, where=outcome
+            )
+            if run_policy
+            else []
+        )
+        result.warnings.extend(f for f in findings if not f.is_error)
+        errors = [f for f in findings if f.is_error]
+        result.errors.extend(errors)
+        if not errors:
+            by_id[outcome.recipe.id] = outcome
+            result.recipes.append(outcome)
+    return result

@@ -1,0 +1,179 @@
+"""Rule ``memory-fit``: weights and KV cache must fit one GPU's HBM budget.
+
+Per GPU of a single-node row, at the row's largest concurrency:
+
+- weights = (params + MTP head or draft params) x bytes/param(precision) / tp;
+- KV = sequences x context x KV bytes per token per GPU, where context is
+  isl + osl + 256 (fixed-seq-len) or the agentic context from catalog/policy.yaml, and
+  a GQA layer keeps ceil(kv_heads / tp) heads per GPU (an MLA latent is replicated
+  unless dp-attn splits the sequences);
+- budget = HBM GB x gpu-memory-utilization (the recipe's, else the engine default).
+
+Errors, with the numbers: the weights plus one full context exceed the budget (the
+server cannot start), or the recipe's explicit max-num-seqs (at that concurrency) x
+context does; within ``warn_margin`` of it is a warning. Without an explicit
+max-num-seqs the engine sizes its batch to the KV cache left, so a concurrency whose
+contexts do not all fit is a warning (it queues), not an error. Multinode rows are not
+sized here (their workers span nodes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from inferx_pipeline.catalog import ModelArch, Sku
+from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
+from inferx_pipeline.recipes.scenarios import FixedSeqLen, SingleNodeRow
+from inferx_pipeline.recipes.schema import DRAFT_CHECKPOINT_METHODS, MaxNumSeqsRule, Recipe
+
+GB = 1e9
+# fixed-seq-len jobs run with max-model-len = isl + osl + this (InferenceX).
+MODEL_LEN_PAD = 256
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryNeed:
+    """Bytes one GPU needs for a row, and what they are made of."""
+
+    weights_gb: float
+    kv_gb: float
+    seqs: int
+    context: int
+
+    @property
+    def total_gb(self) -> float:
+        return self.weights_gb + self.kv_gb
+
+
+def _extra_params_b(recipe: Recipe, arch: ModelArch) -> float:
+    method = recipe.speculative.method
+    if method in DRAFT_CHECKPOINT_METHODS:
+        return arch.draft_params_b or 0.0
+    if method in ("mtp", "eagle"):
+        return arch.mtp_params_b or 0.0
+    return 0.0
+
+
+def _seqs(recipe: Recipe, conc: int) -> int:
+    rule = recipe.engine.max_num_seqs
+    if isinstance(rule, MaxNumSeqsRule):
+        return rule.for_conc(conc)
+    return rule if rule is not None else conc
+
+
+def _kv_bytes_per_token(ctx: RuleContext, arch: ModelArch, row: SingleNodeRow) -> float:
+    dtype = ctx.recipe.model.kv_cache_dtype
+    element = ctx.catalog.kv_bytes("bf16" if dtype == "auto" else dtype)
+    attention = arch.attention
+    if attention.kind == "gqa" and attention.kv_heads and attention.head_dim:
+        per_layer = 2 * math.ceil(attention.kv_heads / row.tp) * attention.head_dim
+    else:
+        per_layer = attention.kv_elements_per_token_layer()
+    return arch.full_attention_layers * per_layer * element
+
+
+def need_for(
+    ctx: RuleContext, arch: ModelArch, ref: RowRef, row: SingleNodeRow, seqs: int
+) -> MemoryNeed:
+    """Per-GPU memory need of ``row`` holding ``seqs`` full contexts (CatalogError if unsizable)."""
+    recipe = ctx.recipe
+    params = arch.params_b + _extra_params_b(recipe, arch)
+    weights = params * GB * ctx.catalog.weight_bytes_per_param(recipe.model.precision) / row.tp
+    block = ref.block
+    if isinstance(block, FixedSeqLen):
+        context = block.isl + block.osl + MODEL_LEN_PAD
+    else:
+        context = ctx.data.memory_fit.agentic_context_tokens
+    mla_split = arch.attention.kind == "mla" and row.dp_attn
+    per_gpu_seqs = math.ceil(seqs / row.tp) if mla_split else seqs
+    kv = per_gpu_seqs * context * _kv_bytes_per_token(ctx, arch, row)
+    return MemoryNeed(weights / GB, kv / GB, seqs, context)
+
+
+def _utilization(ctx: RuleContext) -> float:
+    engine = ctx.recipe.engine
+    if engine.gpu_memory_utilization is not None:
+        return engine.gpu_memory_utilization
+    defaults = ctx.data.memory_fit.default_gpu_memory_utilization
+    return defaults.get(engine.framework, defaults.get("vllm", 0.9))
+
+
+def _numbers(ctx: RuleContext, sku: Sku, need: MemoryNeed, util: float) -> str:
+    return (
+        f"needs {need.total_gb:.1f} GB per GPU (weights {need.weights_gb:.1f} GB + KV cache "
+        f"{need.kv_gb:.1f} GB for {need.seqs} seq{'s' if need.seqs != 1 else ''} x "
+        f"{need.context:,} tokens); "
+        f"{ctx.recipe.sku} has {sku.hbm_gb * util:.1f} GB ({sku.hbm_gb:g} GB HBM x {util:.2f} "
+        "gpu-memory-utilization)"
+    )
+
+
+def _check_row(ctx: RuleContext, arch: ModelArch, sku: Sku, ref: RowRef) -> Finding | None:
+    row = ref.row
+    if not isinstance(row, SingleNodeRow):
+        return None
+    util = _utilization(ctx)
+    budget = sku.hbm_gb * util
+    path = (*ref.path, "tp")
+    start = need_for(ctx, arch, ref, row, 1)
+    if start.total_gb > budget:
+        return ctx.finding(
+            "memory-fit",
+            path,
+            (
+                f"row {ref.describe()} {_numbers(ctx, sku, start, util)}: the weights and one full "
+                "context do not fit; raise tp or serve a smaller precision"
+            ),
+        )
+    conc = max(row.concurrencies())
+    explicit = ctx.recipe.engine.max_num_seqs is not None
+    need = need_for(ctx, arch, ref, row, _seqs(ctx.recipe, conc))
+    numbers = _numbers(ctx, sku, need, util)
+    if need.total_gb > budget and explicit:
+        return ctx.finding(
+            "memory-fit",
+            path,
+            (f"row {ref.describe()} {numbers}: raise tp, lower max-num-seqs or concurrency"),
+        )
+    if need.total_gb > budget:
+        fit = int((budget - start.weights_gb) / (need.kv_gb / need.seqs))
+        return ctx.finding(
+            "memory-fit",
+            path,
+            (
+                f"row {ref.describe()} {numbers}: only about {fit} of {conc} sequences fit in the "
+                "KV cache, the engine will queue the rest (set max-num-seqs to make it a choice)"
+            ),
+            "warning",
+        )
+    if explicit and need.total_gb > budget * (1 - ctx.data.memory_fit.warn_margin):
+        return ctx.finding(
+            "memory-fit",
+            path,
+            (
+                f"row {ref.describe()} {numbers}: within "
+                f"{ctx.data.memory_fit.warn_margin:.0%} of the budget"
+            ),
+            "warning",
+        )
+    return None
+
+
+def memory_fit(ctx: RuleContext) -> list[Finding]:
+    """Rule ``memory-fit`` (see the module doc)."""
+    arch = ctx.catalog.models.get(ctx.recipe.model.family)
+    sku = ctx.catalog.skus.get(ctx.recipe.sku)
+    if arch is None or sku is None:
+        return []  # referential reports unknown families and SKUs
+    out: list[Finding] = []
+    for ref in rows(ctx.recipe):
+        try:
+            finding = _check_row(ctx, arch, sku, ref)
+        except CatalogError as err:
+            finding = ctx.finding("memory-fit", ref.path, f"cannot size this row: {err}")
+        if finding is not None:
+            out.append(finding)
+    return out

@@ -1,0 +1,159 @@
+"""Rules on the model's thinking mode and the golden acceptance length.
+
+- ``thinking-explicit``: a family with a switchable thinking mode names it; a family
+  without one does not; an always-thinking family is never ``off``; a synthetic run's
+  mode was measured by its curve.
+- ``golden-al-only``: a synthetic AL comes only from a golden curve that exists for
+  this family, thinking mode and draft length; nobody sets the engines' AL knobs by
+  hand; a curve measured at another precision is a warning naming both.
+"""
+
+from __future__ import annotations
+
+from inferx_pipeline.errors import GoldenCurveError
+from inferx_pipeline.golden import ThinkingMode
+from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy.base import RuleContext
+
+
+def effective_thinking(ctx: RuleContext) -> ThinkingMode:
+    """The mode the server runs in: the recipe's, or on for always-thinking families."""
+    if ctx.recipe.model.thinking is not None:
+        return ctx.recipe.model.thinking
+    arch = ctx.catalog.models.get(ctx.recipe.model.family)
+    return "on" if arch is not None and arch.thinking == "always" else "off"
+
+
+def thinking_explicit(ctx: RuleContext) -> list[Finding]:
+    """Rule ``thinking-explicit`` (see the module doc)."""
+    model = ctx.recipe.model
+    arch = ctx.catalog.models.get(model.family)
+    if arch is None:
+        return []  # referential reports the unknown family
+    out: list[Finding] = []
+    path = ("model", "thinking")
+    if arch.thinking == "switchable" and model.thinking is None:
+        out.append(
+            ctx.finding(
+                "thinking-explicit",
+                ("model",),
+                (
+                    f"model family {model.family} has a switchable thinking mode; set thinking: on "
+                    "or thinking: off (the golden curves and the client depend on it)"
+                ),
+            )
+        )
+    elif arch.thinking == "none" and model.thinking is not None:
+        out.append(
+            ctx.finding(
+                "thinking-explicit",
+                path,
+                (
+                    f"got {model.thinking!r}; model family {model.family} has no thinking mode: "
+                    "remove thinking"
+                ),
+            )
+        )
+    elif arch.thinking == "always" and model.thinking == "off":
+        out.append(
+            ctx.finding(
+                "thinking-explicit",
+                path,
+                (f"got 'off'; model family {model.family} always thinks: use thinking: on"),
+            )
+        )
+    out.extend(_curve_mode(ctx))
+    return out
+
+
+def _curve_mode(ctx: RuleContext) -> list[Finding]:
+    spec = ctx.recipe.speculative
+    if spec.acceptance != "synthetic" or spec.curve is None or spec.curve not in ctx.golden.names():
+        return []
+    mode = effective_thinking(ctx)
+    curve = ctx.golden.curve(spec.curve)
+    if mode in curve.modes():
+        return []
+    measured = ", ".join(curve.modes()) or "none"
+    return [
+        ctx.finding(
+            "thinking-explicit",
+            ("model", "thinking"),
+            (
+                f"got thinking {mode}; golden curve {spec.curve!r} was measured with thinking "
+                f"{measured} only: a synthetic run must use a measured mode"
+            ),
+        )
+    ]
+
+
+def golden_al_only(ctx: RuleContext) -> list[Finding]:
+    """Rule ``golden-al-only`` (see the module doc)."""
+    out = _hand_set_knobs(ctx)
+    spec = ctx.recipe.speculative
+    if spec.acceptance != "synthetic" or spec.curve is None or spec.draft_tokens is None:
+        return out
+    try:
+        curve = ctx.golden.curve(spec.curve)
+    except GoldenCurveError as err:
+        return [*out, ctx.finding("golden-al-only", ("speculative", "curve"), str(err))]
+    if curve.family != ctx.recipe.model.family:
+        out.append(
+            ctx.finding(
+                "golden-al-only",
+                ("speculative", "curve"),
+                (
+                    f"golden curve {spec.curve!r} was measured on family {curve.family}; this "
+                    "recipe "
+                    f"serves {ctx.recipe.model.family}: name a curve of its own family"
+                ),
+            )
+        )
+    mode = effective_thinking(ctx)
+    if mode in curve.modes():
+        try:
+            ctx.golden.lookup(spec.curve, mode, spec.draft_tokens)
+        except GoldenCurveError as err:
+            out.append(ctx.finding("golden-al-only", ("speculative", "draft-tokens"), str(err)))
+    warning = ctx.golden.precision_warning(spec.curve, ctx.recipe.model.precision)
+    if warning is not None:
+        out.append(ctx.finding("golden-al-only", ("speculative", "curve"), warning, "warning"))
+    return out
+
+
+def _hand_set_knobs(ctx: RuleContext) -> list[Finding]:
+    rule = ctx.data.golden_al_only
+    engine = ctx.recipe.engine
+    out = [
+        ctx.finding(
+            "golden-al-only",
+            ("engine", "env", name),
+            (
+                f"{name} is set by the matrix from the golden curve; remove it and use "
+                "speculative.acceptance: synthetic with a curve"
+            ),
+        )
+        for name in engine.env
+        if name in rule.env
+    ]
+    words = (
+        engine.args
+        if isinstance(engine.args, list)
+        else [f"{flag} {value}" for flag, value in engine.args.items()]
+    )
+    for index, word in enumerate(words):
+        hit = next((s for s in rule.arg_substrings if s in str(word)), None)
+        if hit is not None:
+            key: str | int = index if isinstance(engine.args, list) else list(engine.args)[index]
+            out.append(
+                ctx.finding(
+                    "golden-al-only",
+                    ("engine", "args", key),
+                    (
+                        f"a literal acceptance length ({hit}) is not allowed in server args; name "
+                        "a "
+                        "golden curve in speculative.curve"
+                    ),
+                )
+            )
+    return out

@@ -1,0 +1,64 @@
+"""Which results a reader wants: a filter model and its SQL ``WHERE`` clauses."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+from sqlalchemy import ColumnElement
+
+from inferx_pipeline.results.tables import RESULTS
+from inferx_pipeline.strict import StrictModel
+
+# filter field -> results column it restricts with IN (...)
+_IN_COLUMNS: dict[str, str] = {
+    "models": "model",
+    "model_families": "model_family",
+    "scenarios": "scenario",
+    "skus": "sku",
+    "vendors": "vendor",
+    "frameworks": "framework",
+    "precisions": "precision",
+    "spec_methods": "spec_method",
+    "recipe_ids": "recipe_id",
+    "image_tags": "image_tag",
+    "sources": "source",
+}
+
+
+class ResultFilter(StrictModel):
+    """Restrict a read; empty tuples and None mean "any"."""
+
+    models: tuple[str, ...] = Field(default=(), description="Hugging Face model ids.")
+    model_families: tuple[str, ...] = Field(default=(), description="Family prefixes (dsr1).")
+    scenarios: tuple[str, ...] = Field(default=(), description="fixed-seq-len, agentic-coding.")
+    skus: tuple[str, ...] = Field(default=(), description="GPU SKU keys (h200).")
+    vendors: tuple[str, ...] = Field(default=(), description="nvidia, amd, none.")
+    frameworks: tuple[str, ...] = Field(default=(), description="vllm, sglang, trt, atom, sim.")
+    precisions: tuple[str, ...] = Field(default=(), description="fp8, fp4, bf16, ...")
+    spec_methods: tuple[str, ...] = Field(default=(), description="none, mtp, eagle3, ...")
+    recipe_ids: tuple[str, ...] = Field(default=(), description="Recipe ids.")
+    image_tags: tuple[str, ...] = Field(default=(), description="Image tags.")
+    sources: tuple[str, ...] = Field(default=(), description="inferx, inferencex, vllm-bench.")
+    valid_only: bool = Field(default=False, description="Only rows with valid = true.")
+    simulated: bool | None = Field(default=None, description="Only simulated (or only real).")
+    since: datetime | None = Field(default=None, description="started_at >= since (UTC).")
+    until: datetime | None = Field(default=None, description="started_at < until (UTC).")
+
+
+def where_clauses(filters: ResultFilter) -> list[ColumnElement[bool]]:
+    """The conjunction of SQL conditions ``filters`` asks for (empty list: every row)."""
+    clauses: list[ColumnElement[bool]] = []
+    for field, column in _IN_COLUMNS.items():
+        values: tuple[str, ...] = getattr(filters, field)
+        if values:
+            clauses.append(RESULTS.c[column].in_(values))
+    if filters.valid_only:
+        clauses.append(RESULTS.c.valid.is_(True))
+    if filters.simulated is not None:
+        clauses.append(RESULTS.c.simulated.is_(filters.simulated))
+    if filters.since is not None:
+        clauses.append(RESULTS.c.started_at >= filters.since)
+    if filters.until is not None:
+        clauses.append(RESULTS.c.started_at < filters.until)
+    return clauses

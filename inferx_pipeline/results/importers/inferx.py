@@ -1,0 +1,70 @@
+"""Our own RawResult JSON (``RawResult.model_dump_json(by_alias=True)``).
+
+The measurement keys are vLLM's (see ``normalize``); the identity the sweep runner
+knows travels in ``metadata`` under ``JobIdentity`` field names (``recipe_id``,
+``sku``, ``tp`` ...) plus ``run_id``, ``attempt``, ``simulated`` and ``official``.
+Flags given to ``inferx results ingest`` fill or override them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inferx_pipeline.results.importers.identity import (
+    IDENTITY_FIELDS,
+    ImportContext,
+    resolve_identity,
+    resolve_run,
+)
+from inferx_pipeline.results.normalize import normalize
+from inferx_pipeline.results.record import ResultRecord, Scenario, Source
+
+# RawResult dataset.kind -> record scenario
+SCENARIOS: dict[str, Scenario] = {
+    "random": "fixed-seq-len",
+    "prefix-repetition": "fixed-seq-len",
+    "agentic": "agentic-coding",
+}
+RUN_KEYS = ("run_id", "attempt", "simulated", "official")
+
+
+class InferxImporter:
+    """RawResult JSON written by ``inferx bench`` and the sweep runner."""
+
+    kind: Source = "inferx"
+
+    def matches(self, payload: Mapping[str, Any]) -> bool:
+        return "schema_version" in payload and "invalid_reasons" in payload
+
+    def to_record(
+        self, payload: Mapping[str, Any], *, artifact_sha256: str, context: ImportContext
+    ) -> ResultRecord:
+        metadata = payload.get("metadata")
+        meta: Mapping[str, Any] = metadata if isinstance(metadata, Mapping) else {}
+        identity = resolve_identity({**_from_payload(payload), **_identity_meta(meta)}, context)
+        run = resolve_run(
+            {k: meta.get(k) for k in RUN_KEYS},
+            context,
+            artifact_sha256=artifact_sha256,
+            default_official=False,
+        )
+        return normalize(payload, identity, run, artifact_sha256=artifact_sha256, source=self.kind)
+
+
+def _from_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
+    dataset = payload.get("dataset")
+    data: Mapping[str, Any] = dataset if isinstance(dataset, Mapping) else {}
+    scenario = SCENARIOS.get(str(data.get("kind")), "fixed-seq-len")
+    fixed = scenario == "fixed-seq-len"
+    return {
+        "model": payload.get("model_id"),
+        "conc": payload.get("max_concurrency"),
+        "scenario": scenario,
+        "isl": data.get("input_len") if fixed else None,
+        "osl": data.get("output_len") if fixed else None,
+    }
+
+
+def _identity_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: meta[k] for k in IDENTITY_FIELDS if k in meta}

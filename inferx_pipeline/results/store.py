@@ -1,0 +1,306 @@
+"""The results database: idempotent, transactional writes and set-based reads into pandas.
+
+``ResultStore(url)`` opens SQLite (a file, or ``sqlite://`` in memory) or PostgreSQL
+(``postgresql+psycopg2://...``) and runs the Alembic migrations to head on open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import Field
+from sqlalchemy import Connection, Engine, Table, create_engine, delete, event, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from inferx_pipeline.errors import StoreError
+from inferx_pipeline.results import frames, migrations
+from inferx_pipeline.results.filters import ResultFilter, where_clauses
+from inferx_pipeline.results.record import RECORD_COLUMNS, ResultRecord
+from inferx_pipeline.results.tables import QUARANTINE, RESULTS
+from inferx_pipeline.strict import FrozenModel
+
+# Rows per INSERT executemany; bounds memory and SQL parameter counts per statement.
+BATCH_ROWS = 5000
+# SQLite allows 32766 bound parameters per statement; the existence probe uses two per row.
+PROBE_ROWS = 5000
+
+Row = tuple[Any, ...]  # one result in RECORD_COLUMNS order, native Python values
+_SHA = RECORD_COLUMNS.index("artifact_sha256")
+_ID = RECORD_COLUMNS.index("result_id")
+_DATETIMES = tuple(i for i, name in enumerate(RECORD_COLUMNS) if name in frames.DATETIMES)
+_SQLITE_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
+_SQLITE_INSERT = str(
+    sqlite.insert(RESULTS)
+    .on_conflict_do_nothing()
+    .compile(dialect=sqlite.dialect(), column_keys=list(RECORD_COLUMNS))
+)
+
+_Insert = sqlite.Insert | postgresql.Insert
+# Dialects with INSERT ... ON CONFLICT; the two the store supports.
+_INSERT_FOR_DIALECT: dict[str, Callable[[Table], _Insert]] = {
+    "sqlite": sqlite.insert,
+    "postgresql": postgresql.insert,
+}
+
+
+class Rejection(FrozenModel):
+    """One input that did not become a row, and why (``code`` is a ``checks.REASONS`` key)."""
+
+    path: str = Field(description="The file (or 'file#index' for one record inside it).")
+    artifact_sha256: str = Field(description="sha256 hex of the bytes that were rejected.")
+    source: str | None = Field(default=None, description="Importer kind, when one was chosen.")
+    code: str = Field(description="Reason code, e.g. truncated-json, wrong-units.")
+    reason: str = Field(description="One sentence: what was found and what was expected.")
+    size_bytes: int = Field(default=0, ge=0)
+
+
+class IngestReport(FrozenModel):
+    """What one write did: rows added, rows already present, inputs quarantined."""
+
+    written: int = 0
+    skipped_existing: int = Field(default=0, description="Artifacts already stored (idempotent).")
+    rejections: tuple[Rejection, ...] = ()
+
+    @property
+    def quarantined(self) -> int:
+        return len(self.rejections)
+
+
+class ResultStore:
+    """SQLAlchemy-backed store of ``ResultRecord`` rows plus the quarantine table."""
+
+    def __init__(self, url: str, *, batch_rows: int = BATCH_ROWS) -> None:
+        """Open ``url`` and migrate it to head; raises ``StoreError`` when it cannot."""
+        self.url = make_url(url)
+        self.batch_rows = batch_rows
+        self.engine = _engine(self.url)
+        try:
+            with self.engine.begin() as conn:
+                migrations.upgrade(conn)
+        except SQLAlchemyError as err:
+            raise StoreError(f"{self._where}: cannot open or migrate: {err}") from err
+
+    @property
+    def _where(self) -> str:
+        return self.url.render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.engine.dispose()
+
+    def write(
+        self, records: Iterable[ResultRecord], rejections: Iterable[Rejection] = ()
+    ) -> IngestReport:
+        """Store ``records`` and quarantine ``rejections`` in one transaction.
+
+        Idempotent by ``artifact_sha256``: an artifact already stored (or repeated in
+        ``records``) is counted in ``skipped_existing``, not written again. A record whose
+        ``result_id`` is held by a different artifact is quarantined as ``conflict``.
+        All-or-nothing: on any database error nothing of this call is kept and
+        ``StoreError`` is raised.
+        """
+        # model_dump() keys follow the field order, which is RECORD_COLUMNS.
+        rows = [tuple(record.model_dump().values()) for record in records]
+        return self._write(rows, rejections)
+
+    def write_frame(self, frame: pd.DataFrame) -> IngestReport:
+        """Bulk path: store a DataFrame with exactly the ``RECORD_COLUMNS`` (same rules as write).
+
+        The frame is trusted to satisfy ``ResultRecord`` (it is how benchmarks and
+        bulk loads write many rows); nulls may be NaN/NaT/None/pd.NA.
+        """
+        return self._write(frames.to_tuples(frame))
+
+    def _write(self, rows: Sequence[Row], rejections: Iterable[Rejection] = ()) -> IngestReport:
+        rejected = list(rejections)
+        written = skipped = 0
+        insert = _BULK_INSERT[self.engine.dialect.name]
+        try:
+            with self.engine.begin() as conn:
+                for chunk in _chunks(rows, self.batch_rows):
+                    fresh, dupes, conflicts = _partition(conn, chunk)
+                    skipped += dupes
+                    rejected.extend(conflicts)
+                    if fresh:
+                        insert(conn, fresh)
+                        written += len(fresh)
+                        _release(conn, [row[_SHA] for row in fresh])
+                self._quarantine(conn, rejected)
+        except SQLAlchemyError as err:
+            raise StoreError(
+                f"{self._where}: writing {len(rows)} results failed after {written} rows "
+                f"in the transaction: {err.__class__.__name__}: {_cause(err)}; "
+                "nothing of this ingest was kept"
+            ) from err
+        return IngestReport(written=written, skipped_existing=skipped, rejections=tuple(rejected))
+
+    def read_frame(
+        self, filters: ResultFilter | None = None, columns: Sequence[str] | None = None
+    ) -> pd.DataFrame:
+        """Rows matching ``filters`` as a DataFrame (one SQL query, unordered).
+
+        Columns are ``RECORD_COLUMNS`` (or ``columns``, a subset, to read less) with
+        the same dtypes on every backend: bool, int64/Int64, float64, str,
+        datetime64[UTC].
+        """
+        names = list(columns) if columns is not None else list(RECORD_COLUMNS)
+        unknown = sorted(set(names) - set(RECORD_COLUMNS))
+        if unknown:
+            raise StoreError(f"read_frame: unknown columns {unknown}; valid: {RECORD_COLUMNS}")
+        stmt = select(*(RESULTS.c[name] for name in names))
+        stmt = stmt.where(*where_clauses(filters or ResultFilter()))
+        try:
+            with self.engine.connect() as conn:
+                frame = pd.read_sql(stmt, conn)
+        except SQLAlchemyError as err:
+            raise StoreError(f"{self._where}: read failed: {err}") from err
+        return frames.with_dtypes(frame, names)
+
+    def count(self) -> int:
+        """Number of stored results."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(RESULTS)).scalar_one())
+
+    def quarantine(self) -> list[Rejection]:
+        """Every quarantined input, oldest first."""
+        stmt = select(QUARANTINE).order_by(QUARANTINE.c.id)
+        with self.engine.connect() as conn:
+            rows = conn.execute(stmt).mappings().all()
+        fields = Rejection.model_fields
+        return [Rejection(**{k: v for k, v in row.items() if k in fields}) for row in rows]
+
+    def _quarantine(self, conn: Connection, rejected: Sequence[Rejection]) -> None:
+        if not rejected:
+            return
+        now = datetime.now(UTC)
+        rows = [{**r.model_dump(), "rejected_at": now} for r in rejected]
+        conn.execute(
+            _INSERT_FOR_DIALECT[conn.dialect.name](QUARANTINE).on_conflict_do_nothing(), rows
+        )
+
+
+def _partition(conn: Connection, chunk: Sequence[Row]) -> tuple[list[Row], int, list[Rejection]]:
+    """Split a chunk into new rows, already-stored artifacts, and result-id conflicts."""
+    held = _held(conn, chunk)
+    held_shas = set(held.values())
+    fresh: list[Row] = []
+    conflicts: list[Rejection] = []
+    dupes = 0
+    for row in chunk:
+        sha, rid = row[_SHA], row[_ID]
+        if sha in held_shas:
+            dupes += 1
+        elif rid in held:
+            conflicts.append(_conflict(dict(zip(RECORD_COLUMNS, row, strict=True)), held[rid]))
+        else:
+            fresh.append(row)
+            held[rid] = sha
+            held_shas.add(sha)
+    return fresh, dupes, conflicts
+
+
+def _held(conn: Connection, chunk: Sequence[Row]) -> dict[str, str]:
+    """result_id -> artifact_sha256 of stored rows sharing either key with ``chunk``."""
+    held: dict[str, str] = {}
+    for part in _chunks(chunk, PROBE_ROWS):
+        # Two probes, not one OR: SQLite uses an index per IN list only when they are apart.
+        for index, column in ((_SHA, RESULTS.c.artifact_sha256), (_ID, RESULTS.c.result_id)):
+            keys = [row[index] for row in part]
+            stmt = select(RESULTS.c.result_id, RESULTS.c.artifact_sha256).where(column.in_(keys))
+            for rid, sha in conn.execute(stmt):
+                held[rid] = sha
+    return held
+
+
+def _insert_sqlite(conn: Connection, rows: Sequence[Row]) -> None:
+    """executemany straight to the driver: SQLAlchemy's per-value bind processing is the
+    bottleneck at 74 columns, and SQLite needs only the UTC datetimes turned to its text."""
+    conn.exec_driver_sql(_SQLITE_INSERT, [_sqlite_values(row) for row in rows])
+
+
+def _sqlite_values(row: Row) -> Row:
+    values = list(row)
+    for index in _DATETIMES:
+        value = values[index]
+        if value is not None:
+            # The text SQLAlchemy's SQLite DateTime writes and parses back (naive, UTC).
+            values[index] = value.astimezone(UTC).strftime(_SQLITE_DATETIME)
+    return tuple(values)
+
+
+def _insert_postgresql(conn: Connection, rows: Sequence[Row]) -> None:
+    """Core insert: psycopg2 batches it into multi-row VALUES (insertmanyvalues)."""
+    stmt = postgresql.insert(RESULTS).on_conflict_do_nothing()
+    conn.execute(stmt, [dict(zip(RECORD_COLUMNS, row, strict=True)) for row in rows])
+
+
+def _release(conn: Connection, shas: Sequence[str]) -> None:
+    """Drop quarantine entries of artifacts now stored (re-ingested with the flags they lacked)."""
+    for part in _chunks(shas, PROBE_ROWS):
+        conn.execute(delete(QUARANTINE).where(QUARANTINE.c.artifact_sha256.in_(part)))
+
+
+def _conflict(row: Mapping[str, Any], other_sha: str) -> Rejection:
+    return Rejection(
+        path=f"result {row['result_id'][:12]}",
+        artifact_sha256=row["artifact_sha256"],
+        source=row.get("source"),
+        code="conflict",
+        reason=(
+            f"result_id {row['result_id'][:12]} (recipe {row['recipe_id']}, sku {row['sku']}, "
+            f"conc {row['conc']}, run {row['run_id']}, attempt {row['attempt']}) is already "
+            f"stored from artifact {other_sha[:12]}; give this run its own run id or attempt"
+        ),
+    )
+
+
+def _cause(err: SQLAlchemyError) -> str:
+    # DBAPI errors carry the driver's message; the wrapper adds the whole SQL statement.
+    orig = getattr(err, "orig", None)
+    return str(orig if orig is not None else err).splitlines()[0]
+
+
+def _chunks(rows: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+def _engine(url: URL) -> Engine:
+    if url.get_backend_name() == "sqlite":
+        return _sqlite_engine(url)
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    if url.database in (None, "", ":memory:"):
+        # One shared connection, or every checkout would see its own empty database.
+        engine = create_engine(url, poolclass=StaticPool)
+    else:
+        Path(url.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+        # WAL lets the leaderboard read while a sweep writes; NORMAL sync is safe with WAL.
+        cursor = dbapi_conn.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        # 256 MiB page cache: random-hash index inserts thrash the 2 MiB default.
+        cursor.execute("PRAGMA cache_size=-262144")
+        cursor.close()
+
+    return engine
+
+
+# dialect -> how a batch of fresh rows is inserted
+_BULK_INSERT: dict[str, Callable[[Connection, Sequence[Row]], None]] = {
+    "sqlite": _insert_sqlite,
+    "postgresql": _insert_postgresql,
+}

@@ -1,0 +1,142 @@
+"""The real-time driver: steps the engine core and sleeps to absolute deadlines.
+
+Each step's end is ``previous deadline + duration x time_scale`` on ``perf_counter``,
+so scheduling jitter (a late wake-up, the loop's own work) never accumulates: a late
+step makes the next one shorter. The clock restarts only when the engine was idle.
+Tokens reach each request's ``RequestStream`` when its step's deadline has passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+
+from inferx_pipeline.sim.core import EngineCore
+from inferx_pipeline.sim.prom import SimMetrics
+from inferx_pipeline.sim.scheduler import Emission, SimRequest
+
+
+class EngineDeadError(RuntimeError):
+    """The simulated engine crashed (``--crash-after-tokens``); streams end abruptly."""
+
+
+class RequestStream:
+    """The token counts one request receives, one item per step that produced tokens."""
+
+    def __init__(self, request: SimRequest, arrival: float) -> None:
+        self.request = request
+        self.arrival = arrival
+        self.last_token_at: float | None = None
+        self._queue: asyncio.Queue[int | BaseException | None] = asyncio.Queue()
+
+    def push(self, item: int | BaseException | None) -> None:
+        """Deliver tokens, the end (None) or the engine's death (an exception)."""
+        self._queue.put_nowait(item)
+
+    async def __aiter__(self) -> AsyncIterator[int]:
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+
+class Engine:
+    """Owns the core's stepping task; ``open`` a stream per request, ``close`` when done."""
+
+    def __init__(self, core: EngineCore, metrics: SimMetrics, time_scale: float) -> None:
+        self.core = core
+        self.metrics = metrics
+        self.time_scale = time_scale
+        self.died = asyncio.Event()
+        self._streams: dict[SimRequest, RequestStream] = {}
+        self._wake = asyncio.Event()
+        self._generated = 0
+        self._preemptions_seen = 0
+
+    def open(self, request: SimRequest) -> RequestStream:
+        """Queue ``request`` and return its stream; EngineDeadError after a crash."""
+        if self.died.is_set():
+            raise EngineDeadError("engine core is dead")
+        stream = RequestStream(request, time.perf_counter())
+        self._streams[request] = stream
+        self.core.submit(request)
+        self.metrics.prompt_tokens.inc(request.prompt_tokens)
+        self._wake.set()
+        return stream
+
+    def close(self, request: SimRequest) -> None:
+        """Forget a request; aborts it in the scheduler if it had not finished."""
+        if self._streams.pop(request, None) is not None and not request.finished:
+            self.core.scheduler.abort(request)
+
+    async def run(self) -> None:
+        """Step until cancelled or crashed (``died`` is set); sleeps while idle."""
+        deadline = time.perf_counter()
+        while not self.died.is_set():
+            outcome = self.core.step()
+            self._publish_load()
+            if outcome is None:
+                self._wake.clear()
+                await self._wake.wait()
+                deadline = time.perf_counter()
+                continue
+            deadline += outcome.duration_s * self.time_scale
+            await asyncio.sleep(max(0.0, deadline - time.perf_counter()))
+            self._deliver(outcome.emissions, time.perf_counter())
+
+    def _deliver(self, emissions: list[Emission], now: float) -> None:
+        for emission in emissions:
+            stream = self._streams.get(emission.request)
+            if emission.drafted:
+                self.metrics.record_draft(self.core.config.draft_tokens, emission.accepted)
+            if stream is None:
+                continue
+            self._observe(stream, emission, now)
+            stream.push(emission.tokens)
+            if emission.finished:
+                stream.push(None)
+            self._generated += emission.tokens
+            limit = self.core.config.crash_after_tokens
+            if limit is not None and self._generated >= limit:
+                self._crash()
+                return
+
+    def _observe(self, stream: RequestStream, emission: Emission, now: float) -> None:
+        self.metrics.generation_tokens.inc(emission.tokens)
+        if emission.first:
+            self.metrics.ttft.observe(now - stream.arrival)
+        elif stream.last_token_at is not None:
+            self.metrics.itl.observe(now - stream.last_token_at)
+        stream.last_token_at = now
+        if emission.finished:
+            self.metrics.e2e.observe(now - stream.arrival)
+            self.metrics.success_length.inc()
+
+    def _publish_load(self) -> None:
+        sched = self.core.scheduler
+        self.metrics.set_load(len(sched.running), len(sched.waiting), sched.kv_usage)
+        if sched.preemptions > self._preemptions_seen:
+            self.metrics.preemptions.inc(sched.preemptions - self._preemptions_seen)
+            self._preemptions_seen = sched.preemptions
+
+    def _crash(self) -> None:
+        self.died.set()
+        for stream in self._streams.values():
+            stream.push(EngineDeadError("engine core died mid-stream (--crash-after-tokens)"))
+
+
+@contextlib.asynccontextmanager
+async def running(engine: Engine) -> AsyncIterator[Engine]:
+    """Run ``engine``'s stepping task for the duration of the block."""
+    task = asyncio.create_task(engine.run(), name="inferx-sim-engine")
+    try:
+        yield engine
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

@@ -1,0 +1,1 @@
+"""Sweep execution: server groups, lifecycle, statuses, artifacts, reuse and ``run_sweep``."""

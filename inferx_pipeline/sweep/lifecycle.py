@@ -1,0 +1,211 @@
+"""One server group, start to stop: preflight, start, health, warmup, each concurrency, stop.
+
+Points run in ascending concurrency on one server. ``/metrics`` is read before and
+after each point. The server is restarted only when it died; the point it died in is
+retried once on a fresh server, and each try is its own recorded attempt. A server
+that cannot start fails every remaining point of the group with the same status (the
+next start would fail the same way), without stopping other groups.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from inferx_pipeline.errors import InferxError
+from inferx_pipeline.launch.base import Launcher, ServerHandle
+from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.groups import ServerGroup
+from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure
+from inferx_pipeline.sweep.recording import AttemptKey, Evidence, outcome_of, record_attempt
+from inferx_pipeline.sweep.report import JobOutcome, SweepOptions, SweepProgress
+from inferx_pipeline.sweep.reuse import ReuseIndex, client_version, point_identity
+from inferx_pipeline.sweep.server import GroupServer
+from inferx_pipeline.sweep.status import Failure, SweepPolicy, failure_from_error, judge
+
+DEAD_POINT_RETRIES = 1
+# Checks an image before its server starts; raises PreflightError naming the broken fact.
+Preflight = Callable[[ServerSpec], None]
+
+
+def no_preflight(spec: ServerSpec) -> None:
+    """The preflight of launchers without images (the subprocess simulator)."""
+
+
+@dataclass
+class GroupContext:
+    """Everything a group needs from its sweep (shared by all groups of one run)."""
+
+    launcher: Launcher
+    store: ArtifactStore
+    reuse: ReuseIndex
+    policy: SweepPolicy
+    options: SweepOptions
+    progress: SweepProgress
+    cancel: threading.Event
+    run_id: str
+    preflight: Preflight = no_preflight
+    simulated: bool = False
+    launches: int = 0
+
+
+@dataclass(frozen=True)
+class GroupTarget:
+    """A group's server spec and the facts its points are recorded with."""
+
+    group: ServerGroup
+    spec: ServerSpec
+    vendor: str
+    image_digest: str | None
+
+
+def _target_al(job: BenchmarkJob) -> float | None:
+    spec = job.spec
+    synthetic = spec.acceptance == "synthetic" and not job.run_eval
+    return spec.target_al if synthetic else None
+
+
+class GroupRun:
+    """Runs the pending points of one group; see the module docstring."""
+
+    def __init__(self, target: GroupTarget, ctx: GroupContext) -> None:
+        self.target = target
+        self.ctx = ctx
+        self.server = GroupServer(
+            target.spec,
+            ctx.launcher,
+            warmup_job=target.group.jobs[0],
+            warmup_prompts=ctx.options.warmup_prompts,
+            on_launch=self._launched,
+        )
+
+    def _launched(self, handle: ServerHandle) -> None:
+        self.ctx.launches += 1
+
+    def run(self, pending: list[BenchmarkJob]) -> list[JobOutcome]:
+        """Outcomes of ``pending`` (ascending conc), one per job, in order."""
+        try:
+            self.ctx.preflight(self.target.spec)
+        except InferxError as err:  # PreflightError, or an image the preflight cannot run
+            failure = failure_from_error(err, "preflight")
+            return [self._fail(job, failure) for job in pending]
+        try:
+            return self._points(pending)
+        finally:
+            self.server.stop()
+
+    def _points(self, pending: list[BenchmarkJob]) -> list[JobOutcome]:
+        outcomes: list[JobOutcome] = []
+        for index, job in enumerate(pending):
+            if self.ctx.cancel.is_set():
+                outcomes += [self._cancelled(j) for j in pending[index:]]
+                break
+            self.ctx.progress.point_started(job)
+            outcome, start_failure = self._point(job)
+            self.ctx.progress.point_finished(outcome)
+            outcomes.append(outcome)
+            if outcome.status == "cancelled" or (self.ctx.options.fail_fast and not outcome.good):
+                self.ctx.cancel.set()
+            if start_failure is not None:
+                outcomes += [self._fail(j, start_failure) for j in pending[index + 1 :]]
+                break
+        return outcomes
+
+    def _point(self, job: BenchmarkJob) -> tuple[JobOutcome, Failure | None]:
+        """The job's outcome, and the failure when its server could not be started."""
+        attempts: list[int] = []
+        while True:
+            attempt = self.ctx.store.begin_attempt(job.fingerprint, job.conc)
+            attempts.append(attempt)
+            evidence = Evidence(spec=self.target.spec, started_at=time.time())
+            try:
+                handle = self.server.ensure()
+            except InferxError as err:
+                failure = failure_from_error(
+                    err, self.server.phase, health_answered=self.server.health_answered
+                )
+                self.server.stop()
+                outcome = self._record_failure(job, attempt, attempts, evidence, failure)
+                return outcome, failure
+            outcome, died = self._measure(job, handle, attempt, attempts, evidence)
+            if not died or len(attempts) > DEAD_POINT_RETRIES:
+                return outcome, None
+
+    def _measure(
+        self,
+        job: BenchmarkJob,
+        handle: ServerHandle,
+        attempt: int,
+        attempts: list[int],
+        evidence: Evidence,
+    ) -> tuple[JobOutcome, bool]:
+        digest = self._digest(handle)
+        metadata = job_metadata(
+            job,
+            vendor=self.target.vendor,
+            image_digest=digest,
+            run_id=self.ctx.run_id,
+            attempt=attempt,
+            simulated=self.ctx.simulated,
+        )
+        config = bench_config(job, self.target.spec, handle.base_url, self.ctx.options, metadata)
+        measured = measure(config)
+        evidence.before, evidence.after, evidence.result = (
+            measured.before,
+            measured.after,
+            measured.result,
+        )
+        status = handle.exit_status()
+        if status is not None:
+            failure = failure_from_error(handle.exited_error(status), "measure")
+            self.server.stop()
+            return self._record_failure(job, attempt, attempts, evidence, failure), True
+        verdict = judge(measured.result, target_al=_target_al(job), policy=self.ctx.policy)
+        identity = point_identity(
+            job, image_digest=digest, client=client_version(), seed=self.ctx.options.seed
+        )
+        key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=identity.key)
+        evidence.server_log = self.server.log_bytes()
+        manifest = record_attempt(
+            self.ctx.store, key, evidence, verdict.status, message=verdict.message
+        )
+        self.ctx.reuse.add(manifest)
+        return outcome_of(job, manifest, tuple(attempts), result=evidence.result), False
+
+    def _digest(self, handle: ServerHandle) -> str:
+        # A Docker handle knows the digest it actually ran (the image may have been pulled).
+        ran = getattr(handle, "image_digest", None)
+        return str(ran or self.target.image_digest or "unknown")
+
+    def _record_failure(
+        self,
+        job: BenchmarkJob,
+        attempt: int,
+        attempts: list[int],
+        evidence: Evidence,
+        failure: Failure,
+    ) -> JobOutcome:
+        log = self.server.log_bytes()
+        evidence.server_log = log if log is not None else "\n".join(failure.log_tail).encode()
+        key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=None)
+        manifest = record_attempt(
+            self.ctx.store, key, evidence, failure.status, message=failure.message, failure=failure
+        )
+        return outcome_of(job, manifest, tuple(attempts), result=evidence.result, failure=failure)
+
+    def _cancelled(self, job: BenchmarkJob) -> JobOutcome:
+        outcome = JobOutcome.of(job, "cancelled", "cancelled before it started")
+        self.ctx.progress.point_finished(outcome)
+        return outcome
+
+    def _fail(self, job: BenchmarkJob, failure: Failure) -> JobOutcome:
+        """Record ``failure`` as one attempt of ``job`` without touching a server."""
+        attempt = self.ctx.store.begin_attempt(job.fingerprint, job.conc)
+        evidence = Evidence(spec=self.target.spec, started_at=time.time())
+        outcome = self._record_failure(job, attempt, [attempt], evidence, failure)
+        self.ctx.progress.point_finished(outcome)
+        return outcome

@@ -1,0 +1,124 @@
+"""Turn one attempt's evidence into stored artifacts, a manifest and a ``JobOutcome``."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from inferx_pipeline.bench.prometheus import MetricsSnapshot
+from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.sweep.artifacts import (
+    METRICS_AFTER,
+    METRICS_BEFORE,
+    RESULT,
+    SERVER_LOG,
+    SERVER_SPEC,
+    ArtifactStore,
+    AttemptManifest,
+    redacted_spec_json,
+)
+from inferx_pipeline.sweep.report import JobOutcome
+from inferx_pipeline.sweep.status import Failure, JobStatus
+
+
+@dataclass
+class Evidence:
+    """What one attempt left behind; every part is optional but the spec."""
+
+    spec: ServerSpec
+    started_at: float
+    server_log: bytes | None = None
+    before: MetricsSnapshot | None = None
+    after: MetricsSnapshot | None = None
+    result: RawResult | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def _snapshot_json(snap: MetricsSnapshot) -> str:
+    return json.dumps({"taken_at": snap.taken_at, "samples": snap.samples}, sort_keys=True)
+
+
+def store_evidence(store: ArtifactStore, evidence: Evidence) -> dict[str, str]:
+    """Write every part of ``evidence``; return artifact name -> sha256.
+
+    The result's own metadata names the other artifacts' hashes, so the raw JSON
+    (hashed last) pins all of them.
+    """
+    hashes = {SERVER_SPEC: store.put_text(redacted_spec_json(evidence.spec))}
+    if evidence.server_log is not None:
+        hashes[SERVER_LOG] = store.put(evidence.server_log)
+    if evidence.before is not None:
+        hashes[METRICS_BEFORE] = store.put_text(_snapshot_json(evidence.before))
+    if evidence.after is not None:
+        hashes[METRICS_AFTER] = store.put_text(_snapshot_json(evidence.after))
+    if evidence.result is not None:
+        metadata = {**evidence.result.metadata, **{f"artifact:{k}": v for k, v in hashes.items()}}
+        evidence.result = evidence.result.model_copy(update={"metadata": metadata})
+        hashes[RESULT] = store.put_text(evidence.result.to_json())
+    return hashes
+
+
+@dataclass(frozen=True)
+class AttemptKey:
+    """Which attempt of which job, in which run, with which reuse identity."""
+
+    job: BenchmarkJob
+    attempt: int
+    run_id: str
+    identity: str | None
+
+
+def record_attempt(
+    store: ArtifactStore,
+    key: AttemptKey,
+    evidence: Evidence,
+    status: JobStatus,
+    *,
+    message: str = "",
+    failure: Failure | None = None,
+) -> AttemptManifest:
+    """Store the evidence and write the attempt's manifest (never overwriting one)."""
+    job = key.job
+    manifest = AttemptManifest(
+        job_id=job.job_id,
+        fingerprint=job.fingerprint,
+        conc=job.conc,
+        sku=job.sku,
+        recipe_id=job.recipe_id,
+        run_id=key.run_id,
+        attempt=key.attempt,
+        status=status,
+        message=message,
+        identity=key.identity if status == "ok" else None,
+        artifacts=store_evidence(store, evidence),
+        exit_code=failure.exit_code if failure else None,
+        oom_killed=failure.oom_killed if failure else False,
+        started_at=evidence.started_at,
+        finished_at=time.time(),
+    )
+    return store.record(manifest)
+
+
+def outcome_of(
+    job: BenchmarkJob,
+    manifest: AttemptManifest,
+    attempts: tuple[int, ...],
+    *,
+    result: RawResult | None = None,
+    failure: Failure | None = None,
+) -> JobOutcome:
+    """The job's outcome after its final attempt ``manifest``."""
+    outcome = JobOutcome.of(job, manifest.status, manifest.message)
+    return outcome.model_copy(
+        update={
+            "attempts": attempts,
+            "manifest": manifest,
+            "result": result,
+            "exit_code": failure.exit_code if failure else None,
+            "oom_killed": failure.oom_killed if failure else False,
+            "log_tail": failure.log_tail if failure else (),
+        }
+    )

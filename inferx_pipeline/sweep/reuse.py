@@ -1,0 +1,120 @@
+"""Reuse instead of rerun: a point whose identity already has a good result is skipped.
+
+A point's identity is (job fingerprint, concurrency, image digest, client version,
+dataset seed): the same server, the same image bytes, the same measuring code and the
+same requests. ``ReuseIndex`` finds the latest ``ok`` attempt with that identity in the
+artifact store; the runner reports such a point as ``reused`` (unless forced), so a
+sensor or backfill that asks again costs no GPU time. The Dagster layer maps a
+partition (SKU x conc x image) onto the matching jobs and asks the same index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from importlib.metadata import version
+from typing import Any, Protocol
+
+import docker
+import orjson
+from docker.errors import DockerException, ImageNotFound
+
+from inferx_pipeline.launch.docker import image_digest
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.strict import FrozenModel
+from inferx_pipeline.sweep.artifacts import ArtifactStore, AttemptManifest
+
+
+def client_version() -> str:
+    """The measuring client's version (the installed inferx-pipeline), as RawResult records it."""
+    return version("inferx-pipeline")
+
+
+class PointIdentity(FrozenModel):
+    """What makes two measurements of a point interchangeable."""
+
+    fingerprint: str
+    conc: int
+    image_digest: str
+    client_version: str
+    dataset_seed: int
+
+    @property
+    def key(self) -> str:
+        """sha256 hex of the identity's canonical JSON."""
+        doc = orjson.dumps(self.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
+        return hashlib.sha256(doc).hexdigest()
+
+
+def point_identity(
+    job: BenchmarkJob, *, image_digest: str, client: str, seed: int
+) -> PointIdentity:
+    """The identity of ``job`` measured on ``image_digest`` by client ``client`` with ``seed``."""
+    return PointIdentity(
+        fingerprint=job.fingerprint,
+        conc=job.conc,
+        image_digest=image_digest,
+        client_version=client,
+        dataset_seed=seed,
+    )
+
+
+class DigestSource(Protocol):
+    """Resolves an image reference to the digest a run would use; None when unknown."""
+
+    def digest(self, image: str) -> str | None: ...
+
+
+class FixedDigests:
+    """Every image resolves through ``mapping``, else to ``default`` (simulated runs, tests)."""
+
+    def __init__(self, default: str | None, mapping: Mapping[str, str] | None = None) -> None:
+        self.default = default
+        self.mapping = dict(mapping or {})
+
+    def digest(self, image: str) -> str | None:
+        return self.mapping.get(image, self.default)
+
+
+def simulated_digest() -> str:
+    """The stand-in digest of subprocess simulator runs: the simulator's own version.
+
+    It never equals a real image digest, so simulated results never stand in for real ones.
+    """
+    return f"simulated:inferx-pipeline-{client_version()}"
+
+
+class DockerDigests:
+    """Digests of images already on a Docker host (None when absent: it will be pulled)."""
+
+    def __init__(self, client: docker.DockerClient) -> None:
+        self.client = client
+
+    def digest(self, image: str) -> str | None:
+        try:
+            found: Any = self.client.images.get(image)
+        except (ImageNotFound, DockerException):
+            return None
+        return image_digest(found.attrs)
+
+
+class ReuseIndex:
+    """Identity key -> the latest ``ok`` attempt with that identity, from an artifact store."""
+
+    def __init__(self, store: ArtifactStore) -> None:
+        self.store = store
+        self._good: dict[str, AttemptManifest] = {}
+        for manifest in store.all_attempts():
+            if manifest.status == "ok" and manifest.identity is not None:
+                best = self._good.get(manifest.identity)
+                if best is None or manifest.finished_at >= best.finished_at:
+                    self._good[manifest.identity] = manifest
+
+    def lookup(self, identity: PointIdentity) -> AttemptManifest | None:
+        """The attempt to reuse for ``identity``, None when it must be measured."""
+        return self._good.get(identity.key)
+
+    def add(self, manifest: AttemptManifest) -> None:
+        """Remember a new good attempt (the runner calls this as it records results)."""
+        if manifest.status == "ok" and manifest.identity is not None:
+            self._good[manifest.identity] = manifest

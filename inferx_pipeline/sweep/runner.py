@@ -1,0 +1,158 @@
+"""``run_sweep``: the one library call that turns selected jobs into measured, recorded points.
+
+::
+
+    report = run_sweep(jobs, backend=simulator_backend(catalog, log_dir),
+                       artifacts=ArtifactStore(settings.artifacts_dir), policy=policy)
+
+Jobs are grouped by server identity; each group's server starts once for all its
+concurrencies (``lifecycle``). Points whose identity already has a good result are
+reported ``reused`` without starting anything, unless ``options.force``. One failed
+job never stops the others unless ``options.fail_fast``; Ctrl-C (or ``cancel``) ends
+the sweep with the remaining jobs ``cancelled``, and the report is still returned.
+The CLI (``inferx sweep``) and the Dagster sweep assets both call this.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+
+from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.errors import InferxError
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest
+from inferx_pipeline.sweep.backends import SweepBackend
+from inferx_pipeline.sweep.groups import ServerGroup, group_jobs
+from inferx_pipeline.sweep.lifecycle import GroupContext, GroupRun, GroupTarget
+from inferx_pipeline.sweep.report import (
+    JobOutcome,
+    NullProgress,
+    SweepOptions,
+    SweepProgress,
+    SweepReport,
+)
+from inferx_pipeline.sweep.reuse import ReuseIndex, client_version, point_identity
+from inferx_pipeline.sweep.status import SweepPolicy
+
+PointKey = tuple[str, int]
+
+
+class _Collector:
+    """Passes progress on and keeps every finished outcome (so Ctrl-C loses none)."""
+
+    def __init__(self, inner: SweepProgress) -> None:
+        self.inner = inner
+        self.outcomes: dict[PointKey, JobOutcome] = {}
+
+    def group_started(self, group: ServerGroup, index: int, total: int) -> None:
+        self.inner.group_started(group, index, total)
+
+    def point_started(self, job: BenchmarkJob) -> None:
+        self.inner.point_started(job)
+
+    def point_finished(self, outcome: JobOutcome) -> None:
+        self.outcomes[(outcome.fingerprint, outcome.conc)] = outcome
+        self.inner.point_finished(outcome)
+
+    def group_finished(self, group: ServerGroup) -> None:
+        self.inner.group_finished(group)
+
+
+def run_sweep(
+    jobs: Sequence[BenchmarkJob],
+    *,
+    backend: SweepBackend,
+    artifacts: ArtifactStore,
+    policy: SweepPolicy,
+    options: SweepOptions | None = None,
+    progress: SweepProgress | None = None,
+    cancel: threading.Event | None = None,
+    run_id: str | None = None,
+) -> SweepReport:
+    """Measure ``jobs`` on ``backend``; one outcome per job, in the order given.
+
+    Raises only MatrixError (the same point selected twice); every failure of a server
+    or a measurement becomes that job's status.
+    """
+    options = options or SweepOptions()
+    groups = group_jobs(jobs)
+    collector = _Collector(progress or NullProgress())
+    ctx = GroupContext(
+        launcher=backend.launcher,
+        store=artifacts,
+        reuse=ReuseIndex(artifacts),
+        policy=policy,
+        options=options,
+        progress=collector,
+        cancel=cancel or threading.Event(),
+        run_id=run_id or uuid.uuid4().hex,
+        preflight=backend.preflight,
+        simulated=backend.simulated,
+    )
+    started = time.time()
+    try:
+        backend.prepare()
+        for index, group in enumerate(groups):
+            collector.group_started(group, index, len(groups))
+            _run_group(group, backend, ctx)
+            collector.group_finished(group)
+    except KeyboardInterrupt:
+        ctx.cancel.set()
+    outcomes = tuple(
+        collector.outcomes.get((job.fingerprint, job.conc))
+        or JobOutcome.of(job, "cancelled", "sweep interrupted before this job")
+        for job in jobs
+    )
+    return SweepReport(
+        run_id=ctx.run_id,
+        outcomes=outcomes,
+        groups=len(groups),
+        server_launches=ctx.launches,
+        started_at=started,
+        finished_at=time.time(),
+    )
+
+
+def _run_group(group: ServerGroup, backend: SweepBackend, ctx: GroupContext) -> None:
+    if ctx.cancel.is_set():
+        for job in group.jobs:
+            ctx.progress.point_finished(JobOutcome.of(job, "cancelled", "sweep cancelled"))
+        return
+    try:
+        spec = backend.specs(group.spec_job)
+        vendor = backend.vendor_of(group.spec_job.sku)
+    except InferxError as err:  # no adapter, multinode, unknown SKU: nothing can start
+        for job in group.jobs:
+            ctx.progress.point_finished(JobOutcome.of(job, "launch-failed", str(err)))
+        if ctx.options.fail_fast:
+            ctx.cancel.set()
+        return
+    digest = backend.digests.digest(spec.image)
+    pending = [job for job in group.jobs if not _reused(job, digest, ctx)]
+    if pending:
+        target = GroupTarget(group=group, spec=spec, vendor=vendor, image_digest=digest)
+        GroupRun(target, ctx).run(pending)
+
+
+def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:
+    """Report ``job`` as reused when a good result with its identity exists."""
+    if ctx.options.force or digest is None:
+        return False
+    identity = point_identity(
+        job, image_digest=digest, client=client_version(), seed=ctx.options.seed
+    )
+    hit = ctx.reuse.lookup(identity)
+    if hit is None:
+        return False
+    outcome = JobOutcome.of(job, "reused", f"reused attempt {hit.attempt} of run {hit.run_id}")
+    outcome = outcome.model_copy(update={"manifest": hit, "result": _stored_result(ctx.store, hit)})
+    ctx.progress.point_finished(outcome)
+    return True
+
+
+def _stored_result(store: ArtifactStore, manifest: AttemptManifest) -> RawResult | None:
+    sha = manifest.artifacts.get(RESULT)
+    return RawResult.model_validate_json(store.read(sha)) if sha else None
