@@ -13,18 +13,23 @@ they run at ``1 + real_acceptance_fraction x k``, an assumption stated in ``SimO
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field
 
 from inferx_pipeline.catalog import Sku
 from inferx_pipeline.engines.adapter import PORT, EngineAdapter
+from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.spec import GpuRequest, ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob, JobParallel
+from inferx_pipeline.sim.config import SimConfig
 from inferx_pipeline.strict import FrozenModel
 
 SIM_IMAGE = "inferx-sim:latest"
 LABEL_SIMULATED = "inferx.simulated"
 # The simulator sizes KV per element dtype; "auto" follows the weights (bf16 activations).
 AUTO_KV_DTYPE = "bf16"
+SERVE_ARGS = 5  # python -m inferx_pipeline sim serve
 
 
 class SimOptions(FrozenModel):
@@ -87,6 +92,21 @@ class SimAdapter(EngineAdapter):
                 "labels": {**spec.labels, LABEL_SIMULATED: "true"},
             }
         )
+
+    def sim_config(self, job: BenchmarkJob, catalog_dir: Path) -> SimConfig:
+        """The simulator's config for ``job``, parsed from the very argv the server gets.
+
+        Raises LaunchError for multinode jobs (no single-node server).
+        """
+        if job.parallel is None:
+            raise LaunchError(f"{job.job_id}: multinode jobs have no simulated server")
+        fields: dict[str, object] = {"port": 0, "catalog_dir": catalog_dir}
+        args = self.argv(job, job.parallel)[SERVE_ARGS:]
+        for index, arg in enumerate(args):
+            if arg.startswith("--") and arg not in ("--port", "--served-model-name"):
+                bare = index + 1 == len(args) or args[index + 1].startswith("--")
+                fields[arg[2:].replace("-", "_")] = True if bare else args[index + 1]
+        return SimConfig.model_validate(fields)
 
     def acceptance_length(self, job: BenchmarkJob) -> float | None:
         """The AL the simulator runs ``job`` at: the golden AL, else the real-acceptance guess."""

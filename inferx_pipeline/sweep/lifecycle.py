@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferx_pipeline.errors import InferxError
-from inferx_pipeline.launch.base import Launcher, ServerHandle
+from inferx_pipeline.launch.base import Launcher, ServerHandle, http_ok
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import ArtifactStore
@@ -28,6 +28,8 @@ from inferx_pipeline.sweep.server import GroupServer
 from inferx_pipeline.sweep.status import Failure, SweepPolicy, failure_from_error, judge
 
 DEAD_POINT_RETRIES = 1
+EXIT_SETTLE_S = 3.0
+EXIT_POLL_S = 0.05
 # Checks an image before its server starts; raises PreflightError naming the broken fact.
 Preflight = Callable[[ServerSpec], None]
 
@@ -61,6 +63,20 @@ class GroupTarget:
     spec: ServerSpec
     vendor: str
     image_digest: str | None
+
+
+def _exit_after(handle: ServerHandle, failed: int) -> int | None:
+    """The server's exit status after a point, None while it lives.
+
+    A server dying mid-point first breaks streams and exits moments later: after failed
+    requests, unless health still answers 2xx, give it ``EXIT_SETTLE_S`` to show an exit
+    before calling it alive.
+    """
+    healthy = not failed or http_ok(handle.base_url + handle.spec.health_path)
+    deadline = time.monotonic() + (0.0 if healthy else EXIT_SETTLE_S)
+    while (status := handle.exit_status()) is None and time.monotonic() < deadline:
+        time.sleep(EXIT_POLL_S)  # polling the process state, bounded by the deadline
+    return status
 
 
 def _target_al(job: BenchmarkJob) -> float | None:
@@ -159,7 +175,7 @@ class GroupRun:
             measured.after,
             measured.result,
         )
-        status = handle.exit_status()
+        status = _exit_after(handle, measured.result.failed)
         if status is not None:
             failure = failure_from_error(handle.exited_error(status), "measure")
             self.server.stop()

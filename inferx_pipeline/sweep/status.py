@@ -102,6 +102,8 @@ def judge(result: RawResult, *, target_al: float | None, policy: SweepPolicy) ->
     """
     if result.stop_reason == "interrupted":
         return Verdict(status="cancelled", reasons=("interrupted while measuring",))
+    if result.stop_reason == "deadline":  # cut short: what was measured is not the point
+        return Verdict(status="result-invalid", reasons=_invalid_reasons(result, None, policy))
     rate = error_rate(result)
     if rate > policy.max_client_error_rate:
         first = next((e for e in result.errors if e), "")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from inferx_pipeline.engines.sim import SimAdapter, SimOptions
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sim.config import SimConfig
 from tests.engines.jobs import catalog_sku, recipe_jobs, with_spec
 
 SEED = "qwen3.827b-bf16-mi325x-vllm-mtp"
@@ -36,14 +35,13 @@ def test_sim_spec_carries_the_job_and_asks_no_gpu() -> None:
 
 
 def test_sim_flags_are_a_valid_simulator_config() -> None:
-    # Every flag maps one to one onto a SimConfig field: the spec must validate there.
+    # Every flag maps one to one onto a SimConfig field: the argv must validate there.
     job = recipe_jobs(SEED)[0]
     options = SimOptions(load_time_s=0, time_scale=0.5, error_rate=0.1, crash_after_tokens=9)
-    flags = _flags(SimAdapter(options).argv(job, job.parallel))  # type: ignore[arg-type]
-    fields = {k[2:].replace("-", "_"): v for k, v in flags.items() if k != "--dp-attn"}
-    config = SimConfig(**{**fields, "port": 0, "catalog_dir": Settings().catalog_dir})
+    config = SimAdapter(options).sim_config(job, Settings().catalog_dir)
     assert config.crash_after_tokens == 9 and config.error_rate == 0.1
     assert config.acceptance_length == job.spec.target_al
+    assert config.max_model_len == job.max_model_len and config.engine == "vllm"
 
 
 def test_max_num_seqs_follows_the_recipe_rule_at_the_group_conc() -> None:

@@ -143,7 +143,15 @@ def running_dockerd(data_root: Path) -> Iterator[DockerEngine]:
         client.close()
     finally:
         _stop(proc)
+        _unmount_under(run_dir)
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _unmount_under(top: Path) -> None:
+    # dockerd leaves its default netns bind-mounted in the exec-root; unmount, deepest first.
+    mounts = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for mount in sorted((m for m in mounts if m.startswith(f"{top}/")), reverse=True):
+        subprocess.run(["umount", mount], capture_output=True, check=False)
 
 
 def _spawn(argv: list[str], out: IO[bytes]) -> subprocess.Popen[bytes]:

@@ -27,10 +27,19 @@ def test_index_keeps_only_ok_attempts(store: ArtifactStore, seed_jobs: list[Benc
         attempt = store.begin_attempt(job.fingerprint, job.conc)
         store.record(
             AttemptManifest(
-                job_id=job.job_id, fingerprint=job.fingerprint, conc=job.conc, sku=job.sku,
-                recipe_id=job.recipe_id, run_id="r", attempt=attempt, status=status,
-                identity=identity.key, artifacts={}, started_at=0, finished_at=attempt,
-            )  # fmt: skip
+                job_id=job.job_id,
+                fingerprint=job.fingerprint,
+                conc=job.conc,
+                sku=job.sku,
+                recipe_id=job.recipe_id,
+                run_id="r",
+                attempt=attempt,
+                status=status,
+                identity=identity.key,
+                artifacts={},
+                started_at=0,
+                finished_at=attempt,
+            )
         )
     hit = ReuseIndex(store).lookup(identity)
     assert hit is not None and hit.attempt == 2
