@@ -9,9 +9,9 @@ import pytest
 
 from inferx_pipeline.errors import GoldenCurveError
 from inferx_pipeline.golden import GoldenRegistry, load_golden
+from tests.paths import INFERENCEX, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-IMPORTED = Path("/work/shared/inferencex/golden_al_distribution")
+IMPORTED = INFERENCEX / "golden_al_distribution"
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,11 +11,7 @@ from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.golden import GoldenRegistry, load_golden
 from inferx_pipeline.matrix.runners import RunnerCatalog, cached_runners
 from inferx_pipeline.recipes.schema import Recipe
-
-ROOT = Path(__file__).resolve().parents[2]
-INFERENCEX = Path("/work/shared/inferencex")
-if not INFERENCEX.is_dir():
-    INFERENCEX = ROOT.parent / "shared" / "inferencex"
+from tests.paths import ROOT
 
 
 @pytest.fixture(scope="session")

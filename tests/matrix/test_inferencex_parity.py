@@ -17,8 +17,7 @@ from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.inferencex import import_masters
 from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.runners import RunnerCatalog
-
-from .conftest import INFERENCEX
+from tests.paths import INFERENCEX
 
 MASTERS = [
     INFERENCEX / "configs" / "amd-master.yaml",

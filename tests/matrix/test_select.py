@@ -18,8 +18,7 @@ from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.select import Selection, select
 from inferx_pipeline.recipes.loader import load_recipes
 from inferx_pipeline.recipes.schema import Recipe
-
-from .conftest import INFERENCEX
+from tests.paths import INFERENCEX
 
 
 def test_filters_combine(
