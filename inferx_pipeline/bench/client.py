@@ -1,6 +1,7 @@
 """One streamed request to an OpenAI-compatible endpoint, timed chunk by chunk.
 
-``Sender`` is the boundary: ``HttpSender`` speaks HTTP with aiohttp; the fake in
+``Sender`` is the boundary: ``HttpSender`` speaks HTTP through ``bench.wire`` (a lean
+HTTP/1.1 client: the SSE reader runs inside the socket's read callback); the fake in
 ``inferx_pipeline.bench.fake`` stands in for it in tests of the load shapes. A
 sender never raises for a bad response: the error goes into the record as one
 line (where, what, expected) and the run goes on.
@@ -13,17 +14,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-import aiohttp
 import orjson
 
 from inferx_pipeline.bench.records import RequestRecord
+from inferx_pipeline.bench.wire import ConnectError, DisconnectedError, HttpClient, Target
 
 Api = Literal["chat", "completions"]
 Message = dict[str, str]
 PATHS: dict[Api, str] = {"chat": "/v1/chat/completions", "completions": "/v1/completions"}
 ERROR_BODY_CHARS = 500
-# Large reads: one syscall drains every chunk that arrived together.
-READ_BUFSIZE = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,11 +144,11 @@ class SseReader:
 
 
 class HttpSender:
-    """Streams requests over one aiohttp session; ``count`` tokenizes when usage is absent."""
+    """Streams requests over one client session; ``count`` tokenizes when usage is absent."""
 
     def __init__(
         self,
-        session: aiohttp.ClientSession,
+        session: HttpClient,
         endpoint: str,
         api: Api,
         model: str,
@@ -158,6 +157,7 @@ class HttpSender:
     ) -> None:
         self._session = session
         self.url = base_url(endpoint) + PATHS[api]
+        self._target = Target.parse(self.url)
         self._api: Api = api
         self._model = model
         self._kwargs = dict(chat_template_kwargs)
@@ -173,14 +173,14 @@ class HttpSender:
             await self._stream(body, reader)
         except StreamError as err:
             record.error = str(err)
-        except (aiohttp.ClientConnectorError, ConnectionRefusedError) as err:
+        except ConnectError as err:
             record.error = f"cannot connect to {self.url}: {err}; is the server up on that port?"
-        except (aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as err:
+        except (DisconnectedError, OSError) as err:  # OSError: reset while writing the request
             record.error = (
                 f"{self.url} closed the stream after {len(record.chunk_ns)} chunks: "
                 f"{type(err).__name__}: {err}"
             )
-        except (aiohttp.ClientError, TimeoutError) as err:
+        except TimeoutError as err:
             record.error = f"request to {self.url} failed: {type(err).__name__}: {err}"
         record.end_ns = time.perf_counter_ns()
         record.text = reader.text()
@@ -189,15 +189,10 @@ class HttpSender:
         return record
 
     async def _stream(self, body: bytes, reader: SseReader) -> None:
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-        async with self._session.post(self.url, data=body, headers=headers) as resp:
-            if resp.status >= 300:
-                text = (await resp.text(errors="replace"))[:ERROR_BODY_CHARS]
-                raise StreamError(f"HTTP {resp.status} from {self.url}: {text.strip()}")
-            content = resp.content
-            # Read to EOF (not just [DONE]) so the connection goes back to the pool.
-            while data := await content.readany():
-                reader.feed(data, time.perf_counter_ns())
+        reply = await self._session.post(self._target, body, reader)
+        if reply.status >= 300:
+            text = reply.error_body.decode(errors="replace")[:ERROR_BODY_CHARS]
+            raise StreamError(f"HTTP {reply.status} from {self.url}: {text.strip()}")
         if not reader.done:
             raise StreamError(
                 f"{self.url} ended the stream before [DONE] after "
@@ -205,10 +200,7 @@ class HttpSender:
             )
 
 
-def open_session(connections: int, read_timeout_s: float) -> aiohttp.ClientSession:
-    """A session sized for ``connections`` concurrent streams, no total-time limit."""
-    connector = aiohttp.TCPConnector(limit=connections, limit_per_host=connections)
-    timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=read_timeout_s)
-    return aiohttp.ClientSession(
-        connector=connector, timeout=timeout, read_bufsize=READ_BUFSIZE, auto_decompress=False
-    )
+def open_session(connections: int, read_timeout_s: float) -> HttpClient:
+    """A session for ``connections`` concurrent streams: no total-time limit, and a request
+    fails after ``read_timeout_s`` seconds without a byte (``async with`` it)."""
+    return HttpClient(connections, read_timeout_s)

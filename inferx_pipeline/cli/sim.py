@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +13,7 @@ from pydantic import ValidationError
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sim.config import SPEC_METHODS, SimConfig
 from inferx_pipeline.sim.predict import DEFAULT_PROMPTS_PER_CONC, PredictPoint, predict
-from inferx_pipeline.sim.server import serve_until_stopped
+from inferx_pipeline.sim.server import serve_forever
 
 _DEPLOYMENT_OPTIONS = (
     click.option("--sku", required=True, help="Catalog SKU id, e.g. h200."),
@@ -72,7 +71,7 @@ def sim() -> None:
 def serve(**options: Any) -> None:
     """Serve until SIGINT/SIGTERM; prints `INFERX_SIM_LISTENING http://HOST:PORT` when bound."""
     config = _config(options)
-    asyncio.run(serve_until_stopped(config, lambda url: click.echo(f"INFERX_SIM_LISTENING {url}")))
+    serve_forever(config, lambda url: click.echo(f"INFERX_SIM_LISTENING {url}"))
 
 
 @sim.command(name="predict")

@@ -8,8 +8,9 @@ import click
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.golden import load_golden
-from inferx_pipeline.recipes.loader import load_recipes
-from inferx_pipeline.recipes.policy.data import load_policy
+from inferx_pipeline.matrix.crosscheck import validate_recipes
+from inferx_pipeline.matrix.runners import cached_runners
+from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings
 
 
@@ -27,14 +28,18 @@ def validate(paths: tuple[Path, ...]) -> None:
     """Validate recipes (default: the recipes/ directory) before any GPU starts.
 
     Prints every error as FILE:LINE:COL: FIELD: MESSAGE [RULE], then warnings, and
-    `OK n recipes` when there is no error. Exits 1 when any recipe is invalid.
+    `OK n recipes` when there is no error. Besides each recipe's rules it checks runner
+    labels, that every recipe expands, and that no two jobs are identical; on recipes
+    imported from InferenceX it says which findings InferenceX itself accepts. Exits 1
+    when any recipe is invalid.
     """
     settings = Settings()
-    result = load_recipes(
+    result = validate_recipes(
         paths or (_relative(settings.recipes_dir),),
         catalog=cached_catalog(settings.catalog_dir),
         golden=load_golden(settings.golden_dir),
-        policy=load_policy(settings.catalog_dir),
+        policy=cached_policy(settings.catalog_dir),
+        runners=cached_runners(settings.catalog_dir),
     )
     for error in result.errors:
         click.echo(str(error))

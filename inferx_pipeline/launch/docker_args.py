@@ -50,6 +50,11 @@ class DockerOptions(FrozenModel):
         "a host without CAP_SYS_RESOURCE for dockerd can only grant up to its own hard limit)."
     )  # fmt: skip
     stack_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="RLIMIT_STACK.")
+    secret_env: tuple[str, ...] = Field(
+        default=("HF_TOKEN",),
+        description="Variables every server gets by name from the launcher's environment "
+        "(gated checkpoints need HF_TOKEN); their values never enter specs, logs or artifacts.",
+    )
 
 
 def container_name(spec: ServerSpec, run_id: str) -> str:

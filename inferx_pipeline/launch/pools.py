@@ -8,12 +8,14 @@
       h200-dgx:
         skus: [h200]
         nodes: 2                  # how many runs may use this SKU at once (Dagster pool limit)
+        docker: {hf_cache: /data/hf, shm_size: 32g}   # DockerOptions for its containers
         hosts:
           - url: tcp://gpu-h200-01:2376
             tls: {cert: tls/cert.pem, key: tls/key.pem, ca: tls/ca.pem}   # paths, never PEM
 
 Without a file, the embedded default is one pool ``local`` for every SKU (``"*"``) on
 ``DOCKER_HOST`` or the default socket. Relative TLS paths are relative to the file.
+``HostRotation`` picks a host for each server group: a pool's hosts in turn.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from docker.tls import TLSConfig
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from inferx_pipeline.errors import CatalogError, LaunchError
+from inferx_pipeline.launch.docker_args import DockerOptions
 from inferx_pipeline.strict import FrozenModel, StrictModel
 
 DEFAULT_SOCKET = "unix:///var/run/docker.sock"
@@ -81,6 +84,9 @@ class RunnerPool(FrozenModel):
     skus: tuple[str, ...] = Field(min_length=1, description="SKU ids, or '*' for any SKU.")
     hosts: tuple[DockerHost, ...] = Field(min_length=1)
     nodes: int = Field(default=1, ge=1, description="Concurrent runs allowed (Dagster pool limit).")
+    docker: DockerOptions = Field(
+        default_factory=DockerOptions, description="How containers run on these hosts."
+    )
 
 
 class RunnerPools(StrictModel):
@@ -108,9 +114,34 @@ class RunnerPools(StrictModel):
                 if wanted in pool.skus:
                     return name, pool
         raise LaunchError(
-            f"no runner pool serves SKU {sku!r} (pools: {', '.join(self.pools) or 'none'}); "
-            f"add it to a pool's skus or add a pool with skus: ['{ANY_SKU}']"
+            f"no runner pool serves SKU {sku!r}; it has {self.describe()}; "
+            f"add the SKU to a pool's skus or add a pool with skus: ['{ANY_SKU}']"
         )
+
+    def describe(self) -> str:
+        """``pools h200-dgx (h200), mi355x (mi355x)``: each pool with the SKUs it serves."""
+        listed = ", ".join(f"{name} ({', '.join(pool.skus)})" for name, pool in self.pools.items())
+        return f"pools {listed}" if listed else "no pools"
+
+
+class HostRotation:
+    """Picks a host of a pool for each server group: the pool's hosts in turn (round-robin).
+
+    Sweeps run one group at a time, so rotation spreads successive groups (and the runs
+    that share a pool) over its hosts; ``take`` skips a host the caller found unusable.
+    """
+
+    def __init__(self) -> None:
+        self._next: dict[str, int] = {}
+
+    def order(self, name: str, pool: RunnerPool) -> list[DockerHost]:
+        """``pool``'s hosts starting at the one whose turn it is."""
+        start = self._next.get(name, 0) % len(pool.hosts)
+        return [*pool.hosts[start:], *pool.hosts[:start]]
+
+    def take(self, name: str, pool: RunnerPool, host: DockerHost) -> None:
+        """Record that ``host`` serves this group: the next group starts after it."""
+        self._next[name] = pool.hosts.index(host) + 1
 
 
 def default_pools(environ: Mapping[str, str]) -> RunnerPools:

@@ -82,25 +82,49 @@ def version_tuple(value: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in match.group(0).split(".")) if match else None
 
 
+def version_at_least(value: str | None, minimum: str) -> bool:
+    """Whether version ``value`` >= ``minimum`` by release numbers; unknown is False (pure)."""
+    have, need = version_tuple(value), version_tuple(minimum)
+    return have is not None and need is not None and have >= need
+
+
+def version_in_range(value: str | None, minimum: str, below: str) -> bool:
+    """Whether ``minimum`` <= ``value`` < ``below`` by release numbers; unknown is False (pure)."""
+    have, stop = version_tuple(value), version_tuple(below)
+    return (
+        have is not None and stop is not None and version_at_least(value, minimum) and (have < stop)
+    )
+
+
 @dataclass(frozen=True)
 class FactRule:
-    """A named rule on one fact; ``check`` gets the fact (None = unknown)."""
+    """A named rule on one fact; ``check`` gets the fact (None = unknown).
+
+    ``label`` names the fact in messages (``python``, ``sglang``); ``expected`` says
+    what the rule asks for, e.g. ``agentic recipes need >= 3.11, < 3.14``.
+    """
 
     name: str
     fact: str
     check: Callable[[str | None], bool]
     expected: str
+    label: str = ""
 
 
 def check_facts(facts: ImageFacts, rules: Sequence[FactRule]) -> None:
-    """Raise ``PreflightError`` for the first rule ``facts`` break (pure)."""
+    """Raise ``PreflightError`` for the first rule ``facts`` break (pure).
+
+    The message reads ``image IMG: python 3.10.12; agentic recipes need >= 3.11, < 3.14
+    (rule image-facts); ...``: the fact as found, what the rule needs, the rule's name.
+    """
     for rule in rules:
         value = facts.facts.get(rule.fact)
         if not rule.check(value):
             raise PreflightError(
-                f"image {facts.image} ({facts.digest}): {rule.fact} = "
-                f"{value if value is not None else 'unknown'} breaks rule {rule.name!r}; "
-                f"expected {rule.expected}; use an image that satisfies it or change the recipe"
+                f"image {facts.image}: {rule.label or rule.fact} "
+                f"{value if value is not None else 'unknown'}; {rule.expected} "
+                f"(rule {rule.name}); image digest {facts.digest}: use an image that "
+                "satisfies it or change the recipe"
             )
 
 

@@ -13,7 +13,14 @@ import pandas as pd
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.cost import with_costs
-from inferx_pipeline.leaderboard.frame import GROUP_KEYS, current, group_labels, prepare
+from inferx_pipeline.leaderboard.frame import (
+    GROUP_KEYS,
+    LEADERBOARD_COLUMNS,
+    current,
+    group_labels,
+    history_columns,
+    prepare,
+)
 from inferx_pipeline.leaderboard.history import tier_history
 from inferx_pipeline.leaderboard.pareto import interactivity_column, pareto_mask
 from inferx_pipeline.leaderboard.rankings import rank_tiers
@@ -25,7 +32,8 @@ from inferx_pipeline.leaderboard.tiers import tier_values
 class Leaderboard:
     """The computed leaderboard.
 
-    ``rows``: prepared rows of every image; ``current``: each recipe at its newest image,
+    ``rows``: prepared rows of every image (only the history columns when computed from a
+    store read); ``current``: each recipe at its newest image,
     with costs, a group ``label`` and ``on_front@<stat>`` flags; ``fronts``: per stat, the
     front rows of ``current``; ``tiers``: tier values at the default stat with costs;
     ``ranked``: reached
@@ -53,15 +61,25 @@ def _labelled(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def compute_leaderboard(
-    frame: pd.DataFrame, catalog: Catalog, config: LeaderboardConfig
+    frame: pd.DataFrame,
+    catalog: Catalog,
+    config: LeaderboardConfig,
+    latest: pd.DataFrame | None = None,
 ) -> Leaderboard:
     """Fronts, tier values, costs, rankings, history and regressions of ``frame``.
 
-    ``frame`` has the ResultRecord columns (raises LeaderboardError otherwise); invalid and
-    failed rows are dropped first.
+    ``frame`` holds the rows of every image with the ResultRecord columns the leaderboard
+    reads; when ``latest`` is given (at least every row of each recipe's newest image, with
+    all ``LEADERBOARD_COLUMNS``), ``frame`` needs only ``history_columns`` and ``latest``
+    feeds the fronts. Raises LeaderboardError on a missing column; invalid and failed rows
+    are dropped first.
     """
-    rows = prepare(frame)
-    shown = _labelled(with_costs(current(rows), catalog))
+    wanted = history_columns(
+        (interactivity_column(config.default_stat), *config.regression.metrics)
+    )
+    rows = prepare(frame, wanted if latest is not None else LEADERBOARD_COLUMNS)
+    newest = current(prepare(latest) if latest is not None else rows)
+    shown = _labelled(with_costs(newest, catalog))
     fronts: dict[Stat, pd.DataFrame] = {}
     for stat in STATS:
         shown[front_column(stat)] = pareto_mask(shown, interactivity_column(stat))

@@ -22,7 +22,6 @@ from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.errors import LeaderboardError
 from inferx_pipeline.leaderboard.board import Leaderboard, compute_leaderboard
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, load_leaderboard_config
-from inferx_pipeline.leaderboard.frame import LEADERBOARD_COLUMNS
 from inferx_pipeline.leaderboard.regressions import alerts_document
 from inferx_pipeline.leaderboard.site import pages
 from inferx_pipeline.leaderboard.site.exports import write_downloads
@@ -57,29 +56,34 @@ def build_site(
     catalog: Catalog,
     config: LeaderboardConfig,
     generated_at: datetime | None = None,
+    latest: pd.DataFrame | None = None,
 ) -> SiteManifest:
     """Compute the leaderboard of ``frame`` (ResultRecord columns) and write the site to ``out``.
 
-    Raises LeaderboardError when ``frame`` lacks columns or ``out`` exists but is not a
-    previous site build. ``generated_at`` defaults to now (UTC).
+    ``frame`` and ``latest`` are as for ``board.compute_leaderboard``. Raises
+    LeaderboardError when a frame lacks columns or ``out`` exists but is not a previous
+    site build. ``generated_at`` defaults to now (UTC).
     """
-    board = compute_leaderboard(frame, catalog, config)
+    board = compute_leaderboard(frame, catalog, config, latest)
     return write_site(board, out, catalog, config, generated_at or datetime.now(UTC))
 
 
 def build_site_from_store(
     url: str, out: Path, catalog_dir: Path, generated_at: datetime | None = None
 ) -> SiteManifest:
-    """Read the leaderboard's columns from the results store at ``url`` and build the site."""
-    from inferx_pipeline.results.store import ResultStore  # the DB layer only when asked for
+    """Read what the leaderboard needs from the results store at ``url`` and build the site."""
+    # The DB layer only when asked for.
+    from inferx_pipeline.leaderboard.source import read_board_frames
+    from inferx_pipeline.results.store import ResultStore
 
+    config = load_leaderboard_config(catalog_dir)
     store = ResultStore(url)
     try:
-        frame = store.read_frame(columns=LEADERBOARD_COLUMNS)
+        history, latest = read_board_frames(store, config)
     finally:
         store.close()
-    config = load_leaderboard_config(catalog_dir)
-    return build_site(frame, out, cached_catalog(catalog_dir), config, generated_at)
+    catalog = cached_catalog(catalog_dir)
+    return build_site(history, out, catalog, config, generated_at, latest)
 
 
 def write_site(
@@ -123,9 +127,12 @@ def _write_all(
         counts["front_points"] += page_counts["front_points"]
         counts["non_optimal_points"] += page_counts["non_optimal"]
     recipes = unique_slugs(board.history["recipe_id"].astype(str))
+    series, episodes = pages.per_recipe(board.history), pages.per_recipe(board.episodes)
+    no_episodes = board.episodes.iloc[0:0]
     episode_count = 0
     for recipe_id, slug in recipes.items():
-        rel, found = pages.write_history_page(writer, board, recipe_id, slug)
+        mine = episodes.get(recipe_id, no_episodes)
+        rel, found = pages.write_history_page(writer, series[recipe_id], mine, recipe_id, slug)
         entries.append(PageEntry(path=rel, kind="history", title=recipe_id))
         episode_count += found
     entries.insert(0, PageEntry(

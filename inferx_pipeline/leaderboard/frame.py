@@ -29,6 +29,15 @@ PROVENANCE_COLUMNS: tuple[str, ...] = (
     "attempt", "started_at", "finished_at", "simulated", "official", "status", "valid",
 )  # fmt: skip
 LEADERBOARD_COLUMNS: tuple[str, ...] = IDENTITY_COLUMNS + MEASUREMENT_COLUMNS + PROVENANCE_COLUMNS
+# What history and regressions read of every image's rows (plus the interactivity and
+# metric columns the policy names, see ``history_columns``): a million rows of all
+# LEADERBOARD_COLUMNS would cost twice the reading time and memory.
+HISTORY_BASE_COLUMNS: tuple[str, ...] = (
+    "recipe_id", "sku", "image_tag", "scenario", "isl", "osl", "thinking", "tp", "ep", "pp",
+    "pcp", "dp_attn", "spec_method", "draft_tokens", "kv_offload", "conc",
+    "tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu", "intvty_median",
+    *PROVENANCE_COLUMNS,
+)  # fmt: skip
 
 # A Pareto front is drawn per group: the things a reader compares.
 GROUP_KEYS: tuple[str, ...] = (
@@ -98,19 +107,27 @@ def group_labels(frame: pd.DataFrame) -> pd.Series:
     return label + np.where(spec != "none", " · " + spec, "")
 
 
-def prepare(frame: pd.DataFrame) -> pd.DataFrame:
+def history_columns(extra: tuple[str, ...]) -> tuple[str, ...]:
+    """``HISTORY_BASE_COLUMNS`` plus ``extra`` (the default statistic's interactivity and the
+    regression metrics), without repeats."""
+    return tuple(dict.fromkeys((*HISTORY_BASE_COLUMNS, *extra)))
+
+
+def prepare(frame: pd.DataFrame, columns: tuple[str, ...] = LEADERBOARD_COLUMNS) -> pd.DataFrame:
     """Valid ``ok`` rows with positive throughput, plus ``workload``, ``config`` and ``badge``.
 
-    Raises LeaderboardError when a ResultRecord column is missing. Never mutates ``frame``.
+    Keeps ``columns`` (``LEADERBOARD_COLUMNS``, or ``history_columns(...)`` for the rows
+    history and regressions read). Raises LeaderboardError when one is missing. Never
+    mutates ``frame``.
     """
-    require_columns(frame)
+    require_columns(frame, columns)
     keep = (
         frame["valid"].astype(bool)
         & (frame["status"].astype(str) == "ok")
         & (frame["tput_per_gpu"] > 0)
         & (frame["intvty_median"] > 0)
     )
-    rows = frame.loc[keep, list(LEADERBOARD_COLUMNS)].reset_index(drop=True)
+    rows = frame.loc[keep, list(columns)].reset_index(drop=True)
     for derive, inputs in _DERIVED.items():
         rows[derive.__name__.removesuffix("_labels")] = _per_distinct(rows, inputs, derive)
     return rows
@@ -148,17 +165,25 @@ _DERIVED: dict[Callable[[pd.DataFrame], pd.Series], tuple[str, ...]] = {
 }
 
 
+def newest_images(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per recipe, the ``recipe_id``, ``image_tag`` of its newest image: the one whose latest
+    run finished last (an image without finish times counts as newest; ties go to the
+    greater tag)."""
+    image_end = rows.groupby(["recipe_id", "image_tag"], observed=True)["finished_at"].max()
+    ordered = image_end.reset_index().sort_values(["finished_at", "image_tag"], kind="stable")
+    newest = ordered.groupby("recipe_id", observed=True).tail(1)
+    return newest[["recipe_id", "image_tag"]].reset_index(drop=True)
+
+
 def current(rows: pd.DataFrame) -> pd.DataFrame:
     """Each recipe at its newest image: the rows the leaderboard (not history) shows.
 
-    The newest image of a recipe is the one whose latest run finished last; within it a
-    rerun of the same point (same config, workload and concurrency) keeps the newest attempt.
+    The newest image is ``newest_images``'s; within it a rerun of the same point (same
+    config, workload and concurrency) keeps the newest attempt.
     """
     if rows.empty:
         return rows
-    image_end = rows.groupby(["recipe_id", "image_tag"], observed=True)["finished_at"].max()
-    newest = image_end.reset_index().sort_values("finished_at").groupby("recipe_id").tail(1)
-    keyed = rows.merge(newest[["recipe_id", "image_tag"]], on=["recipe_id", "image_tag"])
+    keyed = rows.merge(newest_images(rows), on=["recipe_id", "image_tag"])
     point = ["recipe_id", "workload", "config", "conc"]
-    keyed = keyed.sort_values(["finished_at", "attempt"])
+    keyed = keyed.sort_values(["finished_at", "attempt"], kind="stable")
     return keyed.drop_duplicates(point, keep="last").reset_index(drop=True)

@@ -16,7 +16,7 @@ from typing import Literal, Protocol
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError, MatrixError
-from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.golden import GoldenRegistry, ThinkingMode
 from inferx_pipeline.matrix import naming
 from inferx_pipeline.matrix.evals import EvalPolicies, with_evals
 from inferx_pipeline.matrix.job import (
@@ -31,6 +31,7 @@ from inferx_pipeline.matrix.job import (
     resolve_max_num_seqs,
 )
 from inferx_pipeline.matrix.runners import RunnerCatalog
+from inferx_pipeline.recipes.policy.thinking import served_thinking
 from inferx_pipeline.recipes.scenarios import (
     AgenticCoding,
     FixedSeqLen,
@@ -127,7 +128,7 @@ def _eval_modes(recipes: Iterable[Recipe | SourcedRecipe]) -> dict[str, str | No
 
 
 def _recipe_jobs(recipe: Recipe, path: str, ctx: _Context) -> list[BenchmarkJob]:
-    parts = _RecipeParts.of(recipe)
+    parts = _RecipeParts.of(recipe, ctx.catalog)
     jobs: list[BenchmarkJob] = []
     labels: set[tuple[str, str]] = set()
     blocks: tuple[FixedSeqLen | AgenticCoding, ...] = (
@@ -137,7 +138,7 @@ def _recipe_jobs(recipe: Recipe, path: str, ctx: _Context) -> list[BenchmarkJob]
     for block in blocks:
         scenario_label = naming.scenario_label(block)
         for index, row in enumerate(block.search_space, start=1):
-            spec = _spec(recipe, row, ctx.golden)
+            spec = _spec(recipe, row, parts.model.thinking, ctx.golden)
             label = naming.row_label(row, spec.arm)
             if (scenario_label, label) in labels:
                 label = f"{label}-row{index}"  # same layout twice in one block: keep ids unique
@@ -156,7 +157,7 @@ class _RecipeParts:
     client: JobClient
 
     @classmethod
-    def of(cls, recipe: Recipe) -> _RecipeParts:
+    def of(cls, recipe: Recipe, catalog: Catalog) -> _RecipeParts:
         engine = recipe.engine
         sizes = engine.cudagraph_capture_sizes
         return cls(
@@ -165,7 +166,7 @@ class _RecipeParts:
                 family=recipe.model.family,
                 precision=recipe.model.precision,
                 kv_cache_dtype=recipe.model.kv_cache_dtype,
-                thinking=recipe.model.thinking,
+                thinking=served_thinking(recipe, catalog),
             ),
             engine=JobEngine(
                 framework=engine.framework,
@@ -310,12 +311,18 @@ _NO_SPEC = JobSpec(
 )
 
 
-def _spec(recipe: Recipe, row: SingleNodeRow | MultinodeRow, golden: GoldenRegistry) -> JobSpec:
+def _spec(
+    recipe: Recipe,
+    row: SingleNodeRow | MultinodeRow,
+    thinking: ThinkingMode | None,
+    golden: GoldenRegistry,
+) -> JobSpec:
     """Speculative decoding of ``row``: the recipe's block, switched on/off by the row's arm.
 
     A row that does not say ``spec-decoding`` inherits the recipe's method; a row saying
-    ``none`` turns it off. Imported InferenceX rows name only the arm (e.g. mtp): the
-    method is then that arm with real acceptance and engine-default draft settings.
+    ``none`` turns it off. A row naming an arm under a recipe without a speculative block
+    (rejected by the ``referential`` rule, so only seen with the rules off) runs that arm
+    with real acceptance and engine-default draft settings.
     """
     sp = recipe.speculative
     arm = row.spec_decoding if "spec_decoding" in row.model_fields_set else sp.method
@@ -325,7 +332,7 @@ def _spec(recipe: Recipe, row: SingleNodeRow | MultinodeRow, golden: GoldenRegis
         return _NO_SPEC.model_copy(update={"arm": arm, "method": arm, "acceptance": "real"})
     target_al = None
     if sp.acceptance == "synthetic":
-        target_al = _golden_al(recipe, golden)
+        target_al = _golden_al(recipe, thinking, golden)
     return JobSpec(
         arm=arm,
         method=sp.method,
@@ -340,15 +347,17 @@ def _spec(recipe: Recipe, row: SingleNodeRow | MultinodeRow, golden: GoldenRegis
     )
 
 
-def _golden_al(recipe: Recipe, golden: GoldenRegistry) -> float:
+def _golden_al(recipe: Recipe, thinking: ThinkingMode | None, golden: GoldenRegistry) -> float:
     sp = recipe.speculative
     # Schema guarantees curve and draft tokens for synthetic acceptance.
     assert sp.curve is not None and sp.draft_tokens is not None
-    thinking = recipe.model.thinking
     if thinking is None:
+        # Same reading as the thinking-explicit rule (served_thinking): only an
+        # always-thinking family may leave the mode unset.
         raise GoldenCurveError(
-            f"recipe {recipe.id}: model.thinking: synthetic acceptance needs an explicit "
-            "thinking mode (on | off) to pick the golden curve's map"
+            f"recipe {recipe.id}: model.thinking: synthetic acceptance needs a thinking mode "
+            f"to pick the golden curve's map; family {recipe.model.family} has no fixed mode: "
+            "set thinking: on or thinking: off"
         )
     return golden.lookup(sp.curve, thinking, sp.draft_tokens).al
 

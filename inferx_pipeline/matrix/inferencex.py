@@ -3,18 +3,27 @@
 A recipe is a superset of a master-config entry, so the import is a renaming of keys
 (``model`` -> ``model.hf-id``, ``image``/``framework`` -> ``engine``, ``runner`` -> ``sku``
 via ``catalog/inferencex-runners.yaml`` plus ``runner``); ``scenarios`` is copied verbatim,
-multinode rows included. Nothing InferenceX keeps in bash (engine args, thinking mode,
-speculative details) is in the master files, so imported recipes carry none of it.
+multinode rows included, and ``imported-from`` records the master file and key. Nothing
+InferenceX keeps in bash (engine args, thinking mode) is in the master files, so imported
+recipes carry none of it.
+
+Speculative decoding: an entry whose rows name a method (``spec-decoding: mtp``) gets a
+``speculative`` block with that method and real acceptance (master configs carry no
+golden curve). ``draft-tokens`` is set only where the entry states it: every speculative
+row's decode worker carries the same ``DECODE_MTP_SIZE=<n>`` setting; otherwise the
+engine's default applies.
 
 What InferenceX accepts but our checks reject does not stop the import; it comes back
 as warning ``Finding``s (rule ``inferencex-import``): runner labels missing from
 InferenceX's own runners file, agentic arms without speculative decoding, and rows that
-expand to identical jobs in two configs.
+expand to identical jobs in two configs. ``inferx validate`` reports the same cases for
+the imported folder (``inferx_pipeline.matrix.crosscheck``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +42,8 @@ from inferx_pipeline.recipes.schema import Recipe
 RULE = "inferencex-import"
 # Entry keys copied to the same place in the recipe.
 _VERBATIM = ("multinode", "disagg", "router", "kv-p2p-transfer", "scenarios")
+# A decode worker's draft length, as InferenceX's multinode launch scripts read it.
+_MTP_SIZE = re.compile(r"DECODE_MTP_SIZE=(\d+)")
 
 
 @dataclass(slots=True)
@@ -55,8 +66,64 @@ def read_master(path: Path) -> dict[str, dict[str, Any]]:
     return data
 
 
-def entry_to_recipe(key: str, entry: dict[str, Any], runners: RunnerCatalog) -> dict[str, Any]:
-    """The recipe document (kebab-case keys, plain YAML data) for master entry ``key``."""
+def _rows(entry: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for blocks in entry.get("scenarios", {}).values():
+        for block in blocks:
+            yield from block.get("search-space", [])
+
+
+def _decode_mtp_size(row: dict[str, Any]) -> int | None:
+    settings = (row.get("decode") or {}).get("additional-settings") or []
+    sizes = [m.group(1) for s in settings if (m := _MTP_SIZE.fullmatch(str(s)))]
+    return int(sizes[-1]) if sizes else None
+
+
+def speculative_block(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``speculative`` block an entry implies, or None when no row names a method.
+
+    An entry whose rows name two different methods raises RecipeSchemaError (a recipe
+    has one speculative block).
+    """
+    arms = [row for row in _rows(entry) if row.get("spec-decoding", "none") != "none"]
+    methods = sorted({row["spec-decoding"] for row in arms})
+    if not methods:
+        return None
+    if len(methods) > 1:
+        raise RecipeSchemaError(
+            f"rows name speculative methods {', '.join(methods)}; a recipe has one "
+            "speculative block: split the entry"
+        )
+    block: dict[str, Any] = {"method": methods[0], "acceptance": "real"}
+    sizes = {_decode_mtp_size(row) for row in arms}
+    if len(sizes) == 1 and (size := sizes.pop()) is not None and size > 0:
+        block["draft-tokens"] = size
+    return block
+
+
+def _explicit_arms(scenarios: dict[str, Any]) -> dict[str, Any]:
+    # InferenceX reads a row without spec-decoding as none; in a recipe such a row would
+    # inherit the speculative block, so under one the row must say none.
+    return {
+        kind: [
+            {
+                **block,
+                "search-space": [
+                    {"spec-decoding": "none", **row} for row in block.get("search-space", [])
+                ],
+            }
+            for block in blocks
+        ]
+        for kind, blocks in scenarios.items()
+    }
+
+
+def entry_to_recipe(
+    key: str, entry: dict[str, Any], runners: RunnerCatalog, master: str = ""
+) -> dict[str, Any]:
+    """The recipe document (kebab-case keys, plain YAML data) for master entry ``key``.
+
+    ``master`` names the master-config file for the ``imported-from`` provenance.
+    """
     doc: dict[str, Any] = {
         "id": key,
         "notes": "Imported from an InferenceX master config (inferx import-inferencex).",
@@ -69,7 +136,14 @@ def entry_to_recipe(key: str, entry: dict[str, Any], runners: RunnerCatalog) -> 
         "runner": entry["runner"],
         "engine": {"framework": entry["framework"], "image": entry["image"]},
     }
+    speculative = speculative_block(entry)
+    if speculative is not None:
+        doc["speculative"] = speculative
     doc.update({k: entry[k] for k in _VERBATIM if k in entry})
+    if speculative is not None and "scenarios" in entry:
+        doc["scenarios"] = _explicit_arms(entry["scenarios"])
+    if master:
+        doc["imported-from"] = {"master": master, "key": key}
     return doc
 
 
@@ -143,10 +217,10 @@ def import_masters(
     docs: list[tuple[str, dict[str, Any]]] = []
     for master in masters:
         for key, entry in read_master(master).items():
-            doc = entry_to_recipe(key, entry, runners)
             try:
+                doc = entry_to_recipe(key, entry, runners, master.name)
                 report.recipes.append(Recipe.model_validate(doc))
-            except ValidationError as err:
+            except (ValidationError, RecipeSchemaError) as err:
                 raise RecipeSchemaError(f"{master}: {key}: not a valid recipe: {err}") from err
             report.findings.extend(entry_findings(key, entry, master, runners))
             docs.append((key, doc))

@@ -16,7 +16,8 @@ Partition keys
     ``sku`` (catalog SKU id), ``conc`` (client concurrency).
 Model
     ``model``: ``hf_id``, ``family`` (InferenceX model-prefix), ``precision``,
-    ``kv_cache_dtype``, ``thinking`` (on | off | None for families without a mode).
+    ``kv_cache_dtype``, ``thinking`` (the served mode: the recipe's, ``on`` for an
+    always-thinking family left unset, None for families without a mode).
 Engine
     ``engine``: ``framework`` (InferenceX framework name), ``image``, ``args`` (the
     recipe's server args, verbatim), ``env``, ``max_num_seqs_rule`` (fixed int, rule, or
@@ -74,7 +75,9 @@ class JobModel(FrozenModel):
     family: str = Field(description="Model family (InferenceX model-prefix).")
     precision: str = Field(description="Checkpoint weight precision.")
     kv_cache_dtype: str = Field(description="KV-cache dtype; auto = the engine default.")
-    thinking: Literal["on", "off"] | None = Field(description="Thinking mode; None = no mode.")
+    thinking: Literal["on", "off"] | None = Field(
+        description="Served thinking mode (always-thinking families: on); None = no mode."
+    )
 
 
 class MaxNumSeqsRuleJob(FrozenModel):

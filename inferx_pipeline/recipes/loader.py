@@ -65,11 +65,17 @@ class LoadedRecipe:
 
 @dataclass(slots=True)
 class LoadResult:
-    """Every recipe that loaded, and every error and warning found on the way."""
+    """Every recipe that loaded, and every error and warning found on the way.
+
+    ``recipes`` passed everything; ``parsed`` holds every schema-valid recipe with a
+    unique id, policy errors or not, in discovery order (for checks across recipes that
+    must see all of them, and for timing the rules separately).
+    """
 
     recipes: list[LoadedRecipe] = field(default_factory=list)
     errors: list[Finding] = field(default_factory=list)
     warnings: list[Finding] = field(default_factory=list)
+    parsed: list[LoadedRecipe] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -168,6 +174,8 @@ def load_recipes(
         if outcome.recipe.id in by_id:
             result.errors.append(_duplicate(outcome, by_id[outcome.recipe.id]))
             continue
+        by_id[outcome.recipe.id] = outcome
+        result.parsed.append(outcome)
         findings = (
             policy_rules.check(
                 outcome.recipe, catalog=catalog, golden=golden, data=data, where=outcome
@@ -179,6 +187,5 @@ def load_recipes(
         errors = [f for f in findings if f.is_error]
         result.errors.extend(errors)
         if not errors:
-            by_id[outcome.recipe.id] = outcome
             result.recipes.append(outcome)
     return result

@@ -10,7 +10,8 @@ the author writes: nothing is computed (the matrix derives max-model-len, the re
 golden AL, max-num-seqs per concurrency).
 
 Public API: ``Recipe`` (and its blocks ``ModelSpec``, ``EngineSpec``, ``Speculative``,
-``EvalPolicy``, ``ClientSpec``, ``MaxNumSeqsRule``), ``recipe_json_schema()``.
+``EvalPolicy``, ``ClientSpec``, ``MaxNumSeqsRule``, ``ImportedFrom``),
+``recipe_json_schema()``.
 
 ``extends:`` is resolved by the loader before validation, so it is not a field; the
 JSON Schema adds it so editors accept it.
@@ -196,7 +197,8 @@ class Speculative(StrictModel):
         le=16,
         description=(
             "Tokens proposed per verify step (vLLM num_speculative_tokens, SGLang "
-            "--speculative-num-steps); the golden curve is keyed by it."
+            "--speculative-num-steps); the golden curve is keyed by it. Required for "
+            "synthetic acceptance; none = the engine's default (real acceptance only)."
         ),
     )
     topk: int | None = Field(
@@ -230,13 +232,16 @@ class Speculative(StrictModel):
             if self.acceptance == "synthetic" or self.draft_tokens is not None:
                 raise ValueError("method none takes no draft-tokens and no synthetic acceptance")
             return self
-        if self.draft_tokens is None:
-            raise ValueError(f"method {self.method} needs draft-tokens")
         if self.method in DRAFT_CHECKPOINT_METHODS and self.draft_model is None:
             raise ValueError(f"method {self.method} needs draft-model (the draft checkpoint)")
         if self.acceptance == "synthetic" and self.curve is None:
             raise ValueError(
                 "acceptance synthetic needs curve: the name of a golden_al_distribution/ file"
+            )
+        if self.acceptance == "synthetic" and self.draft_tokens is None:
+            raise ValueError(
+                f"method {self.method} with acceptance synthetic needs draft-tokens "
+                "(the golden curve is keyed by it)"
             )
         return self
 
@@ -267,6 +272,15 @@ class EvalPolicy(StrictModel):
         min_length=1,
         description="Eval-selection policy name (catalog data; default = InferenceX's).",
     )
+
+
+class ImportedFrom(StrictModel):
+    """Where an imported recipe came from (written by ``inferx import-inferencex``)."""
+
+    master: str = Field(
+        min_length=1, description="InferenceX master-config file name, e.g. amd-master.yaml."
+    )
+    key: str = Field(min_length=1, description="The entry's config key in that file.")
 
 
 class Recipe(StrictModel):
@@ -301,6 +315,14 @@ class Recipe(StrictModel):
     scenarios: Scenarios = Field(description="What to run: fixed-seq-len and/or agentic-coding.")
     eval: EvalPolicy = Field(
         default_factory=EvalPolicy, description="Accuracy-eval selection for this recipe."
+    )
+    imported_from: ImportedFrom | None = Field(
+        default=None,
+        alias="imported-from",
+        description=(
+            "Provenance of an imported InferenceX entry; inferx validate then also says "
+            "which of its findings InferenceX itself accepts."
+        ),
     )
 
     @property

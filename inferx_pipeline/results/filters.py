@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from pydantic import Field
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, tuple_
 
+from inferx_pipeline.results.record import Status
 from inferx_pipeline.results.tables import RESULTS
 from inferx_pipeline.strict import StrictModel
 
@@ -41,6 +42,14 @@ class ResultFilter(StrictModel):
     image_tags: tuple[str, ...] = Field(default=(), description="Image tags.")
     sources: tuple[str, ...] = Field(default=(), description="inferx, inferencex, vllm-bench.")
     valid_only: bool = Field(default=False, description="Only rows with valid = true.")
+    statuses: tuple[Status, ...] = Field(default=(), description="Only these statuses (ok, ...).")
+    measured_only: bool = Field(
+        default=False,
+        description="Only rows with positive tput_per_gpu and intvty_median (drawable points).",
+    )
+    recipe_images: tuple[tuple[str, str], ...] = Field(
+        default=(), description="Only these (recipe id, image tag) pairs."
+    )
     simulated: bool | None = Field(default=None, description="Only simulated (or only real).")
     since: datetime | None = Field(default=None, description="started_at >= since (UTC).")
     until: datetime | None = Field(default=None, description="started_at < until (UTC).")
@@ -53,8 +62,16 @@ def where_clauses(filters: ResultFilter) -> list[ColumnElement[bool]]:
         values: tuple[str, ...] = getattr(filters, field)
         if values:
             clauses.append(RESULTS.c[column].in_(values))
+    if filters.recipe_images:
+        pair = tuple_(RESULTS.c.recipe_id, RESULTS.c.image_tag)
+        clauses.append(pair.in_(filters.recipe_images))
     if filters.valid_only:
         clauses.append(RESULTS.c.valid.is_(True))
+    if filters.statuses:
+        clauses.append(RESULTS.c.status.in_(filters.statuses))
+    if filters.measured_only:
+        clauses.append(RESULTS.c.tput_per_gpu > 0)
+        clauses.append(RESULTS.c.intvty_median > 0)
     if filters.simulated is not None:
         clauses.append(RESULTS.c.simulated.is_(filters.simulated))
     if filters.since is not None:

@@ -1,48 +1,64 @@
-"""DataFrame <-> row dicts for the results table, with one dtype per column on every backend."""
+"""DataFrame -> rows for the results table: native values, or the SQLite driver's fastest form."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
-from sqlalchemy import Boolean, DateTime, Float, Integer
+from sqlalchemy import DateTime
 
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.results.record import RECORD_COLUMNS
+from inferx_pipeline.results.sqlite_bulk import NULL
 from inferx_pipeline.results.tables import RESULTS
 
-
-def _dtype(name: str) -> str | None:
-    column = RESULTS.c[name]
-    if isinstance(column.type, Boolean):
-        return "bool"
-    if isinstance(column.type, Integer):
-        return "Int64" if column.nullable else "int64"
-    if isinstance(column.type, Float):
-        return "float64"
-    return None
-
-
-# column -> pandas dtype; datetimes and strings are handled by name below.
-DTYPES: dict[str, str] = {
-    name: dtype for name in RECORD_COLUMNS if (dtype := _dtype(name)) is not None
-}
 DATETIMES: tuple[str, ...] = tuple(
     name for name in RECORD_COLUMNS if isinstance(RESULTS.c[name].type, DateTime)
 )
 
 
-def with_dtypes(frame: pd.DataFrame, names: Sequence[str]) -> pd.DataFrame:
-    """``frame`` with backend differences removed (SQLite 0/1 bools, naive datetimes)."""
-    casts = {name: DTYPES[name] for name in names if name in DTYPES}
-    frame = frame.astype(casts)
-    for name in names:
-        if name in DATETIMES:
-            # SQLite hands back naive datetimes that were written as UTC.
-            frame[name] = pd.to_datetime(frame[name], utc=True)
-    return frame
+def _check_columns(frame: pd.DataFrame) -> None:
+    if set(frame.columns) != set(RECORD_COLUMNS):
+        missing = sorted(set(RECORD_COLUMNS) - set(frame.columns))
+        extra = sorted(set(frame.columns) - set(RECORD_COLUMNS))
+        raise StoreError(f"write_frame: columns differ: missing {missing}, unexpected {extra}")
+
+
+def sqlite_rows(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
+    """Rows in ``RECORD_COLUMNS`` order as SQLite binds them fastest: bools as 0/1, UTC
+    datetimes as SQLAlchemy's text, every null (NaN/NaT/None/NA) as NaN, which SQLite
+    stores as NULL. Converted a column at a time. Raises ``StoreError`` on wrong columns.
+    """
+    _check_columns(frame)
+    columns = [_sqlite_column(frame[name]) for name in RECORD_COLUMNS]
+    return list(zip(*columns, strict=True))
+
+
+def _sqlite_column(series: pd.Series) -> list[Any]:
+    if pd.api.types.is_datetime64_any_dtype(series):
+        utc = series.dt.tz_convert("UTC") if series.dt.tz is not None else series
+        naive = utc.dt.tz_localize(None).to_numpy("datetime64[us]")
+        text = pd.Series(np.datetime_as_string(naive, unit="us")).str.replace("T", " ")
+        stamps: list[Any] = text.where(series.notna().to_numpy(), NULL).tolist()
+        return stamps
+    if pd.api.types.is_bool_dtype(series) and not series.hasnans:
+        flags: list[Any] = series.to_numpy(np.int64).tolist()
+        return flags
+    if pd.api.types.is_float_dtype(series) and series.dtype.kind == "f":
+        floats: list[Any] = series.tolist()  # NaN stays NaN
+        return floats
+    values: list[Any] = series.tolist()
+    if series.dtype == object or series.hasnans:
+        return [_sqlite_value(v) for v in values]
+    return values
+
+
+def _sqlite_value(value: Any) -> Any:
+    if _missing(value):
+        return NULL
+    return int(value) if value is True or value is False else value
 
 
 def to_tuples(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
@@ -50,10 +66,7 @@ def to_tuples(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
 
     Raises ``StoreError`` when the columns are not exactly ``RECORD_COLUMNS``.
     """
-    if set(frame.columns) != set(RECORD_COLUMNS):
-        missing = sorted(set(RECORD_COLUMNS) - set(frame.columns))
-        extra = sorted(set(frame.columns) - set(RECORD_COLUMNS))
-        raise StoreError(f"write_frame: columns differ: missing {missing}, unexpected {extra}")
+    _check_columns(frame)
     # Column-wise tolist() yields native values far faster than row-wise conversion.
     columns = [_native(frame[name]) for name in RECORD_COLUMNS]
     return list(zip(*columns, strict=True))

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,27 +20,22 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from inferx_pipeline.errors import StoreError
-from inferx_pipeline.results import frames, migrations
+from inferx_pipeline.results import frames, migrations, sqlite_bulk
 from inferx_pipeline.results.filters import ResultFilter, where_clauses
+from inferx_pipeline.results.reader import read_columns
 from inferx_pipeline.results.record import RECORD_COLUMNS, ResultRecord
+from inferx_pipeline.results.sqlite_bulk import ChunkResult
 from inferx_pipeline.results.tables import QUARANTINE, RESULTS
 from inferx_pipeline.strict import FrozenModel
 
 # Rows per INSERT executemany; bounds memory and SQL parameter counts per statement.
-BATCH_ROWS = 5000
+BATCH_ROWS = 20_000
 # SQLite allows 32766 bound parameters per statement; the existence probe uses two per row.
 PROBE_ROWS = 5000
 
 Row = tuple[Any, ...]  # one result in RECORD_COLUMNS order, native Python values
 _SHA = RECORD_COLUMNS.index("artifact_sha256")
 _ID = RECORD_COLUMNS.index("result_id")
-_DATETIMES = tuple(i for i, name in enumerate(RECORD_COLUMNS) if name in frames.DATETIMES)
-_SQLITE_DATETIME = "%Y-%m-%d %H:%M:%S.%f"
-_SQLITE_INSERT = str(
-    sqlite.insert(RESULTS)
-    .on_conflict_do_nothing()
-    .compile(dialect=sqlite.dialect(), column_keys=list(RECORD_COLUMNS))
-)
 
 _Insert = sqlite.Insert | postgresql.Insert
 # Dialects with INSERT ... ON CONFLICT; the two the store supports.
@@ -108,6 +103,8 @@ class ResultStore:
         """
         # model_dump() keys follow the field order, which is RECORD_COLUMNS.
         rows = [tuple(record.model_dump().values()) for record in records]
+        if self._sqlite:
+            rows = [sqlite_bulk.record_values(row) for row in rows]
         return self._write(rows, rejections)
 
     def write_frame(self, frame: pd.DataFrame) -> IngestReport:
@@ -116,24 +113,30 @@ class ResultStore:
         The frame is trusted to satisfy ``ResultRecord`` (it is how benchmarks and
         bulk loads write many rows); nulls may be NaN/NaT/None/pd.NA.
         """
-        return self._write(frames.to_tuples(frame))
+        rows = frames.sqlite_rows(frame) if self._sqlite else frames.to_tuples(frame)
+        return self._write(rows)
+
+    @property
+    def _sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
 
     def _write(self, rows: Sequence[Row], rejections: Iterable[Rejection] = ()) -> IngestReport:
         rejected = list(rejections)
         written = skipped = 0
-        insert = _BULK_INSERT[self.engine.dialect.name]
+        write_chunk = _WRITE_CHUNK[self.engine.dialect.name]
         try:
             with self.engine.begin() as conn:
+                quarantined = conn.execute(select(QUARANTINE.c.id).limit(1)).first() is not None
                 for chunk in _chunks(rows, self.batch_rows):
-                    fresh, dupes, conflicts = _partition(conn, chunk)
-                    skipped += dupes
-                    rejected.extend(conflicts)
-                    if fresh:
-                        insert(conn, fresh)
-                        written += len(fresh)
-                        _release(conn, [row[_SHA] for row in fresh])
+                    result = write_chunk(conn, chunk)
+                    skipped += result.dupes
+                    rejected.extend(_conflict(row, sha) for row, sha in result.conflicts)
+                    written += len(result.written)
+                    if quarantined and result.written:
+                        _release(conn, [row[_SHA] for row in result.written])
                 self._quarantine(conn, rejected)
-        except SQLAlchemyError as err:
+        # The SQLite path runs on the driver's cursor, so its errors arrive unwrapped.
+        except (SQLAlchemyError, self.engine.dialect.loaded_dbapi.Error) as err:
             raise StoreError(
                 f"{self._where}: writing {len(rows)} results failed after {written} rows "
                 f"in the transaction: {err.__class__.__name__}: {_cause(err)}; "
@@ -142,13 +145,19 @@ class ResultStore:
         return IngestReport(written=written, skipped_existing=skipped, rejections=tuple(rejected))
 
     def read_frame(
-        self, filters: ResultFilter | None = None, columns: Sequence[str] | None = None
+        self,
+        filters: ResultFilter | None = None,
+        columns: Sequence[str] | None = None,
+        *,
+        categorical: bool = False,
     ) -> pd.DataFrame:
         """Rows matching ``filters`` as a DataFrame (one SQL query, unordered).
 
         Columns are ``RECORD_COLUMNS`` (or ``columns``, a subset, to read less) with
         the same dtypes on every backend: bool, int64/Int64, float64, str,
-        datetime64[UTC].
+        datetime64[us, UTC]; with ``categorical`` strings are ``category`` (far less
+        memory and faster grouping for large reads). Read in chunks of
+        ``reader.CHUNK_ROWS`` rows; raises ``StoreError`` when the query fails.
         """
         names = list(columns) if columns is not None else list(RECORD_COLUMNS)
         unknown = sorted(set(names) - set(RECORD_COLUMNS))
@@ -158,10 +167,10 @@ class ResultStore:
         stmt = stmt.where(*where_clauses(filters or ResultFilter()))
         try:
             with self.engine.connect() as conn:
-                frame = pd.read_sql(stmt, conn)
-        except SQLAlchemyError as err:
+                return read_columns(conn, stmt, names, categorical=categorical)
+        # The reader runs on the driver's cursor, so its errors arrive unwrapped.
+        except (SQLAlchemyError, self.engine.dialect.loaded_dbapi.Error) as err:
             raise StoreError(f"{self._where}: read failed: {err}") from err
-        return frames.with_dtypes(frame, names)
 
     def count(self) -> int:
         """Number of stored results."""
@@ -186,24 +195,25 @@ class ResultStore:
         )
 
 
-def _partition(conn: Connection, chunk: Sequence[Row]) -> tuple[list[Row], int, list[Rejection]]:
-    """Split a chunk into new rows, already-stored artifacts, and result-id conflicts."""
+def _write_postgresql(conn: Connection, chunk: Sequence[Row]) -> ChunkResult:
+    """Probe first, then insert the new rows: psycopg2 batches them into multi-row VALUES."""
     held = _held(conn, chunk)
     held_shas = set(held.values())
-    fresh: list[Row] = []
-    conflicts: list[Rejection] = []
-    dupes = 0
+    result = ChunkResult()
     for row in chunk:
         sha, rid = row[_SHA], row[_ID]
         if sha in held_shas:
-            dupes += 1
+            result.dupes += 1
         elif rid in held:
-            conflicts.append(_conflict(dict(zip(RECORD_COLUMNS, row, strict=True)), held[rid]))
+            result.conflicts.append((row, held[rid]))
         else:
-            fresh.append(row)
+            result.written.append(row)
             held[rid] = sha
             held_shas.add(sha)
-    return fresh, dupes, conflicts
+    if result.written:
+        stmt = postgresql.insert(RESULTS).on_conflict_do_nothing()
+        conn.execute(stmt, [dict(zip(RECORD_COLUMNS, row, strict=True)) for row in result.written])
+    return result
 
 
 def _held(conn: Connection, chunk: Sequence[Row]) -> dict[str, str]:
@@ -219,35 +229,14 @@ def _held(conn: Connection, chunk: Sequence[Row]) -> dict[str, str]:
     return held
 
 
-def _insert_sqlite(conn: Connection, rows: Sequence[Row]) -> None:
-    """executemany straight to the driver: SQLAlchemy's per-value bind processing is the
-    bottleneck at 74 columns, and SQLite needs only the UTC datetimes turned to its text."""
-    conn.exec_driver_sql(_SQLITE_INSERT, [_sqlite_values(row) for row in rows])
-
-
-def _sqlite_values(row: Row) -> Row:
-    values = list(row)
-    for index in _DATETIMES:
-        value = values[index]
-        if value is not None:
-            # The text SQLAlchemy's SQLite DateTime writes and parses back (naive, UTC).
-            values[index] = value.astimezone(UTC).strftime(_SQLITE_DATETIME)
-    return tuple(values)
-
-
-def _insert_postgresql(conn: Connection, rows: Sequence[Row]) -> None:
-    """Core insert: psycopg2 batches it into multi-row VALUES (insertmanyvalues)."""
-    stmt = postgresql.insert(RESULTS).on_conflict_do_nothing()
-    conn.execute(stmt, [dict(zip(RECORD_COLUMNS, row, strict=True)) for row in rows])
-
-
 def _release(conn: Connection, shas: Sequence[str]) -> None:
     """Drop quarantine entries of artifacts now stored (re-ingested with the flags they lacked)."""
     for part in _chunks(shas, PROBE_ROWS):
         conn.execute(delete(QUARANTINE).where(QUARANTINE.c.artifact_sha256.in_(part)))
 
 
-def _conflict(row: Mapping[str, Any], other_sha: str) -> Rejection:
+def _conflict(values: Row, other_sha: str) -> Rejection:
+    row = dict(zip(RECORD_COLUMNS, values, strict=True))
     return Rejection(
         path=f"result {row['result_id'][:12]}",
         artifact_sha256=row["artifact_sha256"],
@@ -261,7 +250,7 @@ def _conflict(row: Mapping[str, Any], other_sha: str) -> Rejection:
     )
 
 
-def _cause(err: SQLAlchemyError) -> str:
+def _cause(err: Exception) -> str:
     # DBAPI errors carry the driver's message; the wrapper adds the whole SQL statement.
     orig = getattr(err, "orig", None)
     return str(orig if orig is not None else err).splitlines()[0]
@@ -299,8 +288,8 @@ def _sqlite_engine(url: URL) -> Engine:
     return engine
 
 
-# dialect -> how a batch of fresh rows is inserted
-_BULK_INSERT: dict[str, Callable[[Connection, Sequence[Row]], None]] = {
-    "sqlite": _insert_sqlite,
-    "postgresql": _insert_postgresql,
+# dialect -> how one batch is written and classified in the open transaction
+_WRITE_CHUNK: dict[str, Callable[[Connection, Sequence[Row]], ChunkResult]] = {
+    "sqlite": sqlite_bulk.write_chunk,
+    "postgresql": _write_postgresql,
 }

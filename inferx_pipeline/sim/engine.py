@@ -3,7 +3,9 @@
 Each step's end is ``previous deadline + duration x time_scale`` on ``perf_counter``,
 so scheduling jitter (a late wake-up, the loop's own work) never accumulates: a late
 step makes the next one shorter. The clock restarts only when the engine was idle.
-Tokens reach each request's ``RequestStream`` when its step's deadline has passed.
+Tokens reach each request's ``RequestStream`` when its step's deadline has passed; the
+deadline itself is the chunk's intended time (``inferx_sim:*`` metrics), so a client's
+measurement can be checked against what the simulator meant to do, not what it managed.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 
 from inferx_pipeline.sim.core import EngineCore
@@ -22,22 +25,40 @@ class EngineDeadError(RuntimeError):
     """The simulated engine crashed (``--crash-after-tokens``); streams end abruptly."""
 
 
+async def sleep_until(deadline: float) -> None:
+    """Sleep to an absolute ``perf_counter`` time; never returns early (timers round to ms)."""
+    while (left := deadline - time.perf_counter()) > 0:
+        await asyncio.sleep(left)
+
+
 class RequestStream:
-    """The token counts one request receives, one item per step that produced tokens."""
+    """The token counts one request receives, one item per step that produced tokens.
+
+    A deque and one waiter future rather than an ``asyncio.Queue``: a push per chunk is
+    the simulator's hottest path at high concurrency.
+    """
 
     def __init__(self, request: SimRequest, arrival: float) -> None:
         self.request = request
         self.arrival = arrival
         self.last_token_at: float | None = None
-        self._queue: asyncio.Queue[int | BaseException | None] = asyncio.Queue()
+        self.first_deadline = self.last_deadline = 0.0
+        self._items: deque[int | BaseException | None] = deque()
+        self._waiter: asyncio.Future[None] | None = None
 
     def push(self, item: int | BaseException | None) -> None:
         """Deliver tokens, the end (None) or the engine's death (an exception)."""
-        self._queue.put_nowait(item)
+        self._items.append(item)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
     async def __aiter__(self) -> AsyncIterator[int]:
+        items = self._items
         while True:
-            item = await self._queue.get()
+            while not items:
+                self._waiter = asyncio.get_running_loop().create_future()
+                await self._waiter
+            item = items.popleft()
             if item is None:
                 return
             if isinstance(item, BaseException):
@@ -86,36 +107,50 @@ class Engine:
                 deadline = time.perf_counter()
                 continue
             deadline += outcome.duration_s * self.time_scale
-            await asyncio.sleep(max(0.0, deadline - time.perf_counter()))
-            self._deliver(outcome.emissions, time.perf_counter())
+            await sleep_until(deadline)
+            now = time.perf_counter()
+            self.metrics.step_lateness.observe(now - deadline)
+            self._deliver(outcome.emissions, now, deadline)
+            # The streams write this step's chunks before the next step's Python work.
+            await asyncio.sleep(0)
 
-    def _deliver(self, emissions: list[Emission], now: float) -> None:
+    def _deliver(self, emissions: list[Emission], now: float, deadline: float) -> None:
+        limit = self.core.config.crash_after_tokens
+        step_tokens = 0
         for emission in emissions:
             stream = self._streams.get(emission.request)
             if emission.drafted:
                 self.metrics.record_draft(self.core.config.draft_tokens, emission.accepted)
             if stream is None:
                 continue
-            self._observe(stream, emission, now)
             stream.push(emission.tokens)
             if emission.finished:
                 stream.push(None)
-            self._generated += emission.tokens
-            limit = self.core.config.crash_after_tokens
-            if limit is not None and self._generated >= limit:
-                self._crash()
-                return
+            self._observe(stream, emission, now, deadline)
+            step_tokens += emission.tokens
+            if limit is not None and self._generated + step_tokens >= limit:
+                break
+        self._generated += step_tokens
+        self.metrics.generation_tokens.inc(step_tokens)
+        if limit is not None and self._generated >= limit:
+            self._crash()
 
-    def _observe(self, stream: RequestStream, emission: Emission, now: float) -> None:
-        self.metrics.generation_tokens.inc(emission.tokens)
+    def _observe(
+        self, stream: RequestStream, emission: Emission, now: float, deadline: float
+    ) -> None:
+        metrics = self.metrics
         if emission.first:
-            self.metrics.ttft.observe(now - stream.arrival)
+            metrics.ttft.observe(now - stream.arrival)
+            stream.first_deadline = deadline
         elif stream.last_token_at is not None:
-            self.metrics.itl.observe(now - stream.last_token_at)
-        stream.last_token_at = now
+            metrics.itl.observe(now - stream.last_token_at)
+            metrics.intended_itl.observe(deadline - stream.last_deadline)
+        stream.last_token_at, stream.last_deadline = now, deadline
         if emission.finished:
-            self.metrics.e2e.observe(now - stream.arrival)
-            self.metrics.success_length.inc()
+            metrics.e2e.observe(now - stream.arrival)
+            metrics.success_length.inc()
+            if (tokens := stream.request.generated) > 1:
+                metrics.intended_tpot.observe((deadline - stream.first_deadline) / (tokens - 1))
 
     def _publish_load(self) -> None:
         sched = self.core.scheduler

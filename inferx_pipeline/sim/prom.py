@@ -2,11 +2,23 @@
 
 One ``CollectorRegistry`` per server, so several in-process simulators never share
 counters. A benchmark client reads deltas of these exactly as it would from vLLM.
+
+Families named ``inferx_sim:*`` exist only here: the simulator's own schedule. A chunk's
+*intended* time is the absolute deadline of the step that produced it; the intended ITL
+and TPOT summaries are what a perfect client would measure, and ``step_lateness``
+(wake-up - deadline) says how late the server itself delivered.
 """
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    Summary,
+    generate_latest,
+)
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 _LABELS = ("model_name", "engine")
@@ -23,6 +35,10 @@ ITL_BUCKETS = (
 E2E_BUCKETS = (
     0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0, 30.0, 40.0, 50.0,
     60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0,
+)  # fmt: skip
+# Sub-millisecond resolution: a healthy server wakes within ~1 ms of each deadline.
+LATENESS_BUCKETS = (
+    0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0,
 )  # fmt: skip
 
 
@@ -43,6 +59,9 @@ class SimMetrics:
         def histogram(name: str, doc: str, buckets: tuple[float, ...]) -> Histogram:
             return Histogram(name, doc, _LABELS, buckets=buckets, registry=reg).labels(**labels)
 
+        def summary(name: str, doc: str) -> Summary:
+            return Summary(name, doc, _LABELS, registry=reg).labels(**labels)
+
         self.running = gauge("vllm:num_requests_running", "Requests in the running batch.")
         self.waiting = gauge("vllm:num_requests_waiting", "Requests waiting for admission.")
         self.kv_usage = gauge("vllm:kv_cache_usage_perc", "KV-cache usage, 1 = full.")
@@ -57,6 +76,19 @@ class SimMetrics:
         )
         self.e2e = histogram(
             "vllm:e2e_request_latency_seconds", "End-to-end request latency.", E2E_BUCKETS
+        )
+        self.intended_itl = summary(
+            "inferx_sim:intended_inter_token_latency_seconds",
+            "Gaps between the deadlines of the steps that produced consecutive chunks.",
+        )
+        self.intended_tpot = summary(
+            "inferx_sim:intended_time_per_output_token_seconds",
+            "Per request: (last chunk's deadline - first's) / (output tokens - 1).",
+        )
+        self.step_lateness = histogram(
+            "inferx_sim:step_lateness_seconds",
+            "How long after its deadline each step's tokens were handed to the streams.",
+            LATENESS_BUCKETS,
         )
         success = Counter(
             "vllm:request_success",

@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from inferx_pipeline.tokens import Tokenizer
 
 # The rendered chat prompt: one marker token opens and one closes every message, and
@@ -158,6 +160,33 @@ def stream_chunk(
         }  # fmt: skip
         kind = "text_completion"
     return {"id": ident, "object": kind, "created": created, "model": model, "choices": [choice]}
+
+
+class SseFrames:
+    """One streamed response's ``data:`` events, pre-rendered: per chunk only the text changes.
+
+    Built from ``stream_chunk`` itself (rendered once per shape around a marker), so the
+    bytes are exactly what ``orjson.dumps(stream_chunk(...))`` gives, at a fraction of
+    the per-chunk cost.
+    """
+
+    _MARK = "\x00inferx-text\x00"
+
+    def __init__(self, gen: Generation, ident: str, created: int, model: str) -> None:
+        marker = orjson.dumps(self._MARK)
+        self._parts: dict[tuple[bool, bool], tuple[bytes, bytes]] = {}
+        for first in (False, True):
+            for last in (False, True):
+                body = orjson.dumps(
+                    stream_chunk(gen, ident, created, model, self._MARK, first, last)
+                )
+                head, tail = body.split(marker)
+                self._parts[first, last] = (b"data: " + head, tail + b"\n\n")
+
+    def event(self, text: str, first: bool, last: bool) -> bytes:
+        """The SSE event carrying ``text``, terminated by its blank line."""
+        head, tail = self._parts[first, last]
+        return head + orjson.dumps(text) + tail
 
 
 def usage_chunk(

@@ -28,10 +28,10 @@ from inferx_pipeline.sim.prom import CONTENT_TYPE, SimMetrics
 from inferx_pipeline.sim.protocol import (
     BadRequestError,
     Generation,
+    SseFrames,
     error_body,
     full_response,
     parse_generation,
-    stream_chunk,
     tokenize_body,
     usage_chunk,
     words_text,
@@ -158,15 +158,13 @@ class SimServer:
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
+        frames = SseFrames(gen, ident, created, model)
         sent = 0
         try:
             async for count in stream:
                 text = words_text(self._words, start + sent, count)
                 sent += count
-                chunk = stream_chunk(
-                    gen, ident, created, model, text, sent == count, sent >= gen.max_tokens
-                )
-                await response.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
+                await response.write(frames.event(text, sent == count, sent >= gen.max_tokens))
         except EngineDeadError:
             return _abort(request, response)
         except ConnectionResetError:  # the client left; ``close`` frees its batch slot
@@ -207,6 +205,16 @@ async def serve_in_background(
             yield f"http://{netloc}"
     finally:
         await runner.cleanup()
+
+
+def serve_forever(config: SimConfig, announce: Callable[[str], None]) -> None:
+    """``serve_until_stopped`` on uvloop when installed (cheaper per chunk), else asyncio."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(serve_until_stopped(config, announce))
+        return
+    uvloop.run(serve_until_stopped(config, announce))
 
 
 async def serve_until_stopped(

@@ -2,15 +2,19 @@
 
 ``simulator_backend`` is the embedded default: every job runs on ``inferx sim serve``
 as a child process, standing in for the job's SKU with that SKU's catalog data.
-``docker_backend`` runs each job's real engine image (or, with ``sim_image``, the
-simulator image) through the Docker launcher.
+``docker_backend`` runs each job's real engine image (or, with ``sim``, the simulator
+image) through the Docker launcher, after the image preflight (``sweep/preflight.py``),
+and passes the secrets named in its ``DockerOptions.secret_env`` to every server.
+A ``SweepBackend`` is its own ``BackendSource``; ``sweep/pooled.py`` is the source that
+spreads SKUs over runner-pool hosts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import docker
 
@@ -20,10 +24,13 @@ from inferx_pipeline.engines.sim import SimAdapter, SimOptions
 from inferx_pipeline.launch.base import Launcher
 from inferx_pipeline.launch.docker import DockerLauncher
 from inferx_pipeline.launch.docker_args import DockerOptions
+from inferx_pipeline.launch.docker_probe import DockerProbeRunner
+from inferx_pipeline.launch.preflight import FactCache
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.launch.subprocess import SubprocessLauncher
 from inferx_pipeline.matrix.job import BenchmarkJob
-from inferx_pipeline.sweep.lifecycle import Preflight, no_preflight
+from inferx_pipeline.recipes.policy.data import PolicyData
+from inferx_pipeline.sweep.preflight import ImagePreflight, Preflight, no_preflight
 from inferx_pipeline.sweep.reuse import DigestSource, DockerDigests, FixedDigests, simulated_digest
 
 SpecBuilder = Callable[[BenchmarkJob], ServerSpec]
@@ -42,6 +49,18 @@ class SweepBackend:
     # Run once before the first server starts (Docker: remove orphans of crashed runs).
     prepare: Callable[[], object] = field(default=lambda: None, repr=False)
 
+    def for_sku(self, sku: str) -> SweepBackend:
+        """Every SKU runs here."""
+        return self
+
+
+class BackendSource(Protocol):
+    """Where the groups of one SKU run (``run_sweep`` asks once per server group)."""
+
+    def for_sku(self, sku: str) -> SweepBackend:
+        """The backend for ``sku``; LaunchError when none can serve it."""
+        ...
+
 
 def engine_specs(catalog: Catalog) -> SpecBuilder:
     """Each job's own engine adapter, on its SKU."""
@@ -52,6 +71,16 @@ def sim_specs(catalog: Catalog, options: SimOptions) -> SpecBuilder:
     """The simulator standing in for each job's engine on its SKU."""
     adapter = SimAdapter(options)
     return lambda job: adapter.server_spec(job, sku=catalog.sku(job.sku))
+
+
+def with_secrets(specs: SpecBuilder, names: tuple[str, ...]) -> SpecBuilder:
+    """``specs`` with ``names`` added to each spec's ``secret_env`` (values stay out of specs)."""
+
+    def build(job: BenchmarkJob) -> ServerSpec:
+        spec = specs(job)
+        return spec.model_copy(update={"secret_env": tuple(dict.fromkeys(spec.secret_env + names))})
+
+    return build
 
 
 def _vendor_of(catalog: Catalog) -> Callable[[str], str]:
@@ -77,18 +106,29 @@ def docker_backend(
     *,
     run_id: str,
     log_dir: Path,
+    facts: FactCache,
+    policy: PolicyData,
     docker_options: DockerOptions | None = None,
     sim: SimOptions | None = None,
-    preflight: Preflight = no_preflight,
+    environ: Mapping[str, str] | None = None,
 ) -> SweepBackend:
-    """Jobs as containers on ``client``'s host: real engines, or the simulator image (``sim``)."""
-    launcher = DockerLauncher(client, run_id=run_id, log_dir=log_dir, options=docker_options)
+    """Jobs as containers on ``client``'s host: real engines, or the simulator image (``sim``).
+
+    Each group's image is preflighted first (facts cached in ``facts``, rules from
+    ``policy``); ``environ`` (default: this process's) is where secrets come from.
+    """
+    options = docker_options or DockerOptions()
+    launcher = DockerLauncher(
+        client, run_id=run_id, log_dir=log_dir, options=options, environ=environ
+    )
+    specs = engine_specs(catalog) if sim is None else sim_specs(catalog, sim)
+    runner = DockerProbeRunner(client, pull=options.pull)
     return SweepBackend(
         launcher=launcher,
-        specs=engine_specs(catalog) if sim is None else sim_specs(catalog, sim),
+        specs=with_secrets(specs, options.secret_env),
         vendor_of=_vendor_of(catalog),
         digests=DockerDigests(client),
-        preflight=preflight,
+        preflight=ImagePreflight(runner, facts, policy, simulated=sim is not None),
         simulated=sim is not None,
         prepare=launcher.cleanup_orphans,
     )

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from inferx_pipeline.errors import InferxError
-from inferx_pipeline.launch.base import Launcher, ServerHandle, http_ok
+from inferx_pipeline.launch.base import ServerHandle, http_ok
+from inferx_pipeline.launch.preflight import ImageFacts
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.backends import SweepBackend
 from inferx_pipeline.sweep.groups import ServerGroup
 from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure
 from inferx_pipeline.sweep.recording import AttemptKey, Evidence, outcome_of, record_attempt
@@ -30,19 +31,12 @@ from inferx_pipeline.sweep.status import Failure, SweepPolicy, failure_from_erro
 DEAD_POINT_RETRIES = 1
 EXIT_SETTLE_S = 3.0
 EXIT_POLL_S = 0.05
-# Checks an image before its server starts; raises PreflightError naming the broken fact.
-Preflight = Callable[[ServerSpec], None]
-
-
-def no_preflight(spec: ServerSpec) -> None:
-    """The preflight of launchers without images (the subprocess simulator)."""
 
 
 @dataclass
 class GroupContext:
     """Everything a group needs from its sweep (shared by all groups of one run)."""
 
-    launcher: Launcher
     store: ArtifactStore
     reuse: ReuseIndex
     policy: SweepPolicy
@@ -50,17 +44,16 @@ class GroupContext:
     progress: SweepProgress
     cancel: threading.Event
     run_id: str
-    preflight: Preflight = no_preflight
-    simulated: bool = False
     launches: int = 0
 
 
 @dataclass(frozen=True)
 class GroupTarget:
-    """A group's server spec and the facts its points are recorded with."""
+    """A group's server spec, the backend serving it, and the facts its points are recorded with."""
 
     group: ServerGroup
     spec: ServerSpec
+    backend: SweepBackend
     vendor: str
     image_digest: str | None
 
@@ -93,11 +86,12 @@ class GroupRun:
         self.ctx = ctx
         self.server = GroupServer(
             target.spec,
-            ctx.launcher,
+            target.backend.launcher,
             warmup_job=target.group.jobs[0],
             warmup_prompts=ctx.options.warmup_prompts,
             on_launch=self._launched,
         )
+        self.facts: ImageFacts | None = None
 
     def _launched(self, handle: ServerHandle) -> None:
         self.ctx.launches += 1
@@ -105,7 +99,7 @@ class GroupRun:
     def run(self, pending: list[BenchmarkJob]) -> list[JobOutcome]:
         """Outcomes of ``pending`` (ascending conc), one per job, in order."""
         try:
-            self.ctx.preflight(self.target.spec)
+            self.facts = self.target.backend.preflight(self.target.group.spec_job, self.target.spec)
         except InferxError as err:  # PreflightError, or an image the preflight cannot run
             failure = failure_from_error(err, "preflight")
             return [self._fail(job, failure) for job in pending]
@@ -166,7 +160,8 @@ class GroupRun:
             image_digest=digest,
             run_id=self.ctx.run_id,
             attempt=attempt,
-            simulated=self.ctx.simulated,
+            simulated=self.target.backend.simulated,
+            engine_version=self.facts.engine_version if self.facts else None,
         )
         config = bench_config(job, self.target.spec, handle.base_url, self.ctx.options, metadata)
         measured = measure(config)

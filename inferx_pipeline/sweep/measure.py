@@ -81,8 +81,12 @@ def job_metadata(
     run_id: str,
     attempt: int,
     simulated: bool,
+    engine_version: str | None = None,
 ) -> dict[str, MetadataValue]:
-    """Identity and provenance of one attempt, as RawResult metadata (no secrets, no None)."""
+    """Identity and provenance of one attempt, as RawResult metadata (no secrets, no None).
+
+    ``engine_version`` is what the image preflight read (None when not run or unknown).
+    """
     p = job.parallel
     values: dict[str, MetadataValue | None] = {
         "recipe_id": job.recipe_id,
@@ -96,6 +100,7 @@ def job_metadata(
         "framework": job.engine.framework,
         "image": job.engine.image,
         "image_digest": image_digest,
+        "engine_version": engine_version,
         "scenario": job.scenario,
         "isl": job.isl,
         "osl": job.osl,

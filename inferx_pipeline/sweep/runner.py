@@ -6,7 +6,8 @@
                        artifacts=ArtifactStore(settings.artifacts_dir), policy=policy)
 
 Jobs are grouped by server identity; each group's server starts once for all its
-concurrencies (``lifecycle``). Points whose identity already has a good result are
+concurrencies (``lifecycle``), on the backend its SKU maps to (one backend, or a
+runner-pool source: ``pooled``). Points whose identity already has a good result are
 reported ``reused`` without starting anything, unless ``options.force``. One failed
 job never stops the others unless ``options.fail_fast``; Ctrl-C (or ``cancel``) ends
 the sweep with the remaining jobs ``cancelled``, and the report is still returned.
@@ -24,7 +25,7 @@ from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.errors import InferxError
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest
-from inferx_pipeline.sweep.backends import SweepBackend
+from inferx_pipeline.sweep.backends import BackendSource, SweepBackend
 from inferx_pipeline.sweep.groups import ServerGroup, group_jobs
 from inferx_pipeline.sweep.lifecycle import GroupContext, GroupRun, GroupTarget
 from inferx_pipeline.sweep.report import (
@@ -64,7 +65,7 @@ class _Collector:
 def run_sweep(
     jobs: Sequence[BenchmarkJob],
     *,
-    backend: SweepBackend,
+    backend: BackendSource,
     artifacts: ArtifactStore,
     policy: SweepPolicy,
     options: SweepOptions | None = None,
@@ -81,7 +82,6 @@ def run_sweep(
     groups = group_jobs(jobs)
     collector = _Collector(progress or NullProgress())
     ctx = GroupContext(
-        launcher=backend.launcher,
         store=artifacts,
         reuse=ReuseIndex(artifacts),
         policy=policy,
@@ -89,15 +89,13 @@ def run_sweep(
         progress=collector,
         cancel=cancel or threading.Event(),
         run_id=run_id or uuid.uuid4().hex,
-        preflight=backend.preflight,
-        simulated=backend.simulated,
     )
     started = time.time()
+    prepared: set[int] = set()
     try:
-        backend.prepare()
         for index, group in enumerate(groups):
             collector.group_started(group, index, len(groups))
-            _run_group(group, backend, ctx)
+            _run_group(group, backend, ctx, prepared)
             collector.group_finished(group)
     except KeyboardInterrupt:
         ctx.cancel.set()
@@ -116,25 +114,38 @@ def run_sweep(
     )
 
 
-def _run_group(group: ServerGroup, backend: SweepBackend, ctx: GroupContext) -> None:
+def _run_group(
+    group: ServerGroup, source: BackendSource, ctx: GroupContext, prepared: set[int]
+) -> None:
     if ctx.cancel.is_set():
         for job in group.jobs:
             ctx.progress.point_finished(JobOutcome.of(job, "cancelled", "sweep cancelled"))
         return
     try:
+        backend = source.for_sku(group.spec_job.sku)
         spec = backend.specs(group.spec_job)
         vendor = backend.vendor_of(group.spec_job.sku)
-    except InferxError as err:  # no adapter, multinode, unknown SKU: nothing can start
+    except InferxError as err:  # no host, no adapter, multinode, unknown SKU: nothing can start
         for job in group.jobs:
             ctx.progress.point_finished(JobOutcome.of(job, "launch-failed", str(err)))
         if ctx.options.fail_fast:
             ctx.cancel.set()
         return
+    _prepare_once(backend, prepared)
     digest = backend.digests.digest(spec.image)
     pending = [job for job in group.jobs if not _reused(job, digest, ctx)]
     if pending:
-        target = GroupTarget(group=group, spec=spec, vendor=vendor, image_digest=digest)
+        target = GroupTarget(
+            group=group, spec=spec, backend=backend, vendor=vendor, image_digest=digest
+        )
         GroupRun(target, ctx).run(pending)
+
+
+def _prepare_once(backend: SweepBackend, prepared: set[int]) -> None:
+    # Before a backend's first server (Docker: remove orphans of crashed runs on that host).
+    if id(backend) not in prepared:
+        prepared.add(id(backend))
+        backend.prepare()
 
 
 def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:

@@ -14,6 +14,8 @@ from inferx_pipeline.launch.preflight import (
     FactRule,
     default_probes,
     preflight,
+    version_at_least,
+    version_in_range,
     version_tuple,
 )
 
@@ -51,14 +53,15 @@ def test_missing_module_leaves_the_fact_unknown(tmp_path: Path) -> None:
 def test_broken_rule_raises_naming_fact_value_and_rule(tmp_path: Path) -> None:
     runner = FakeProbeRunner({PY: (0, "3.10.12\n")}, digest="sha256:d")
     rule = FactRule(
-        name="python>=3.11", fact="python_version",
-        check=lambda v: (version_tuple(v) or (0,)) >= (3, 11), expected="Python 3.11 or newer",
+        name="image-facts", fact="python_version", label="python",
+        check=lambda v: version_in_range(v, "3.11", "3.14"),
+        expected="agentic recipes need >= 3.11, < 3.14",
     )  # fmt: skip
     with pytest.raises(PreflightError) as info:
         preflight("img:1", PROBES, runner, FactCache(tmp_path / "f.json"), [rule])
     assert str(info.value) == (
-        "image img:1 (sha256:d): python_version = 3.10.12 breaks rule 'python>=3.11'; "
-        "expected Python 3.11 or newer; use an image that satisfies it or change the recipe"
+        "image img:1: python 3.10.12; agentic recipes need >= 3.11, < 3.14 (rule image-facts); "
+        "image digest sha256:d: use an image that satisfies it or change the recipe"
     )
 
 
@@ -76,3 +79,12 @@ def test_version_tuple() -> None:
     assert version_tuple("0.11.1rc2.dev7") == (0, 11, 1)
     assert version_tuple(None) is None
     assert version_tuple("unknown") is None
+
+
+def test_version_predicates_treat_unknown_as_failing() -> None:
+    assert version_in_range("3.11.2", "3.11", "3.14") and version_in_range("3.13.9", "3.11", "3.14")
+    assert not version_in_range("3.10.12", "3.11", "3.14")
+    assert not version_in_range("3.14.0", "3.11", "3.14")
+    assert not version_in_range(None, "3.11", "3.14")
+    assert version_at_least("0.5.16.post1", "0.5.16") and not version_at_least("0.5.9", "0.5.16")
+    assert not version_at_least("nightly", "0.5.16")

@@ -75,7 +75,7 @@ def test_broken_rule_names_the_fact(
     )
     runner = DockerProbeRunner(docker_engine.client, pull="never")
     with pytest.raises(
-        PreflightError, match=r"python_version = 3\.11\.2 breaks rule 'python>=3\.12'"
+        PreflightError, match=r"python_version 3\.11\.2; Python 3\.12 or newer \(rule python>=3"
     ):
         preflight(
             base_image, default_probes().common, runner, FactCache(tmp_path / "f.json"), [rule]

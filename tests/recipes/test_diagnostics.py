@@ -44,8 +44,8 @@ def _errors(tmp_path: Path, load: Callable[..., LoadResult], body: str) -> list[
             "conc-start and conc-end [schema]",
         ),
         (
-            "speculative:\n  method: mtp\n",
-            "4:3: speculative: method mtp needs draft-tokens [schema]",
+            "speculative:\n  method: eagle3\n",
+            "4:3: speculative: method eagle3 needs draft-model (the draft checkpoint) [schema]",
         ),
         ("3: x\n", "3:1: got key 3; expected a string key (quote it) [schema]"),
     ],

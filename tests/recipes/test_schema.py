@@ -29,10 +29,18 @@ def test_max_num_seqs_rule() -> None:
     )
 
 
+def test_real_acceptance_may_leave_draft_tokens_to_the_engine() -> None:
+    spec = Speculative.model_validate({"method": "mtp"})
+    assert (spec.acceptance, spec.draft_tokens) == ("real", None)
+
+
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ({"method": "mtp"}, "method mtp needs draft-tokens"),
+        (
+            {"method": "mtp", "acceptance": "synthetic", "curve": "qwen3.5_mtp"},
+            "method mtp with acceptance synthetic needs draft-tokens",
+        ),
         ({"method": "eagle3", "draft-tokens": 3}, "method eagle3 needs draft-model"),
         ({"method": "mtp", "draft-tokens": 3, "acceptance": "synthetic"}, "needs curve"),
         ({"method": "none", "acceptance": "synthetic"}, "method none takes no draft-tokens"),

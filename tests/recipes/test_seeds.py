@@ -122,7 +122,7 @@ def test_minimax_seed(shipped: dict[str, LoadedRecipe]) -> None:
 
 def test_fp8_recipes_against_fp4_curves_warn(load: Callable[..., LoadResult]) -> None:
     result = load("recipes")
-    assert [str(w) for w in result.warnings] == [
+    assert [str(w) for w in result.warnings if w.rule == "golden-al-only"] == [
         "recipes/minimaxm3/minimaxm3-fp8-mi325x-vllm-agentic-mtp.yaml:31:10: speculative.curve:"
         " golden curve 'minimaxm3_eagle3' was measured on FP4 (minimax-m3, b300) but the recipe"
         " serves FP8; the synthetic AL may not match this checkpoint [golden-al-only]",

@@ -177,6 +177,12 @@ def base_image(docker_engine: DockerEngine) -> str:
 
 
 @pytest.fixture(scope="session")
+def old_python_image(docker_engine: DockerEngine, base_image: str) -> str:
+    """Tag of an image whose ``python3`` reports 3.10.12 (the agentic Python rule rejects it)."""
+    return engine_images.ensure_old_python_image(docker_engine.client, base_image)
+
+
+@pytest.fixture(scope="session")
 def sim_image(docker_engine: DockerEngine, base_image: str) -> str:
     """Tag of the simulator engine image (``inferx`` entrypoint), rebuilt when its inputs change."""
     return engine_images.ensure_sim_image(docker_engine.client, base_image)

@@ -6,6 +6,9 @@
   the legacy builder, from wheels built on the host (containers reach no package
   index): this project's wheel plus the simulator's runtime dependencies pinned to
   the versions in the host venv (bookworm's CPython 3.11 matches the host's).
+- ``inferx-py310:<hash>``: the base with a ``python3`` shim first on PATH that reports
+  Python 3.10.12 (and runs the real interpreter for anything else): an image the
+  agentic client's Python rule rejects, for the image-preflight tests.
 
 The build context is written to a temp dir holding only what the image needs.
 """
@@ -215,6 +218,32 @@ def _build(client: docker.DockerClient, ctx: Path, tag: str, base_tag: str) -> N
     except BuildError as err:
         log = "".join(json.dumps(chunk) for chunk in err.build_log)[-3000:]
         raise ImageBuildError(f"docker build of {tag} failed: {err.msg}\n{log}") from err
+
+
+OLD_PYTHON_SHIM = """#!/bin/sh
+# Reports an old Python for version questions; anything else runs the real interpreter.
+case "$*" in
+  *sys.version*|--version|-V) echo "Python 3.10.12"; exit 0 ;;
+esac
+exec /usr/bin/python3 "$@"
+"""
+OLD_PYTHON_DOCKERFILE = """ARG BASE_IMAGE
+FROM ${BASE_IMAGE}
+COPY python3 /usr/local/bin/python3
+RUN chmod 0755 /usr/local/bin/python3
+"""
+
+
+def ensure_old_python_image(client: docker.DockerClient, base_tag: str) -> str:
+    """Build the Python-3.10-reporting image unless its tag exists (a few seconds); return it."""
+    tag = f"inferx-py310:{_digest([base_tag, OLD_PYTHON_SHIM, OLD_PYTHON_DOCKERFILE])}"
+    if _has_image(client, tag):
+        return tag
+    with tempfile.TemporaryDirectory(prefix="inferx-py310-ctx-") as tmp:
+        (Path(tmp) / "Dockerfile").write_text(OLD_PYTHON_DOCKERFILE)
+        (Path(tmp) / "python3").write_text(OLD_PYTHON_SHIM)
+        _build(client, Path(tmp), tag, base_tag)
+    return tag
 
 
 def main() -> None:

@@ -1,10 +1,18 @@
-"""Request parsing and the context-length rules, without HTTP."""
+"""Request parsing, the context-length rules and the pre-rendered SSE frames, without HTTP."""
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
-from inferx_pipeline.sim.protocol import BadRequestError, parse_generation, render_chat
+from inferx_pipeline.sim.protocol import (
+    BadRequestError,
+    Generation,
+    SseFrames,
+    parse_generation,
+    render_chat,
+    stream_chunk,
+)
 from inferx_pipeline.tokens import default_tokenizer
 
 TOK = default_tokenizer()
@@ -53,3 +61,15 @@ def test_malformed_bodies_are_400(body: object, message: str) -> None:
     with pytest.raises(BadRequestError, match=message) as info:
         parse_generation(body, chat, TOK, 100, "m")
     assert info.value.status == 400
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_pre_rendered_frames_equal_the_chunk_objects(chat: bool) -> None:
+    gen = Generation(chat=chat, prompt_tokens=3, max_tokens=5, stream=True, include_usage=True)
+    frames = SseFrames(gen, "id-1", 7, "m")
+    for first in (False, True):
+        for last in (False, True):
+            chunk = stream_chunk(gen, "id-1", 7, "m", ' t1 "q"\n', first, last)
+            assert frames.event(' t1 "q"\n', first, last) == (
+                b"data: " + orjson.dumps(chunk) + b"\n\n"
+            )

@@ -9,6 +9,7 @@ import pytest
 from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.recipes.policy.data import PolicyData, cached_policy
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import SweepBackend, simulator_backend
@@ -44,3 +45,8 @@ def store(tmp_path: Path) -> ArtifactStore:
 def sim_backend(catalog: Catalog, log_dir: Path, **sim: object) -> SweepBackend:
     """The subprocess simulator, fast, with ``sim`` overriding the simulator options."""
     return simulator_backend(catalog, log_dir, FAST_SIM.model_copy(update=sim))
+
+
+def policy_data() -> PolicyData:
+    """The recipe layer's policy data (image facts, version gates, client Python)."""
+    return cached_policy(Settings().catalog_dir)

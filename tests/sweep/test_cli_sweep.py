@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import psutil
 from click.testing import CliRunner
 
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.cli import cli
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
+from tests.sweep.interrupt import assert_cancelled_cleanly, interrupt_after_first_point
 
 SEEDS = (
     "qwen3.827b-bf16-mi325x-vllm-mtp",
@@ -52,3 +54,28 @@ def test_unknown_launcher_is_a_usage_error(tmp_path: Path) -> None:
     code, output = _sweep(tmp_path, "--launcher", "k8s")
     assert code == 2
     assert "Invalid value for '--launcher': 'k8s' is not one of 'sim', 'docker'." in output
+
+
+def test_unknown_sku_in_the_pools_file_fails_before_anything_starts(tmp_path: Path) -> None:
+    pools = tmp_path / "runner-pools.yaml"
+    pools.write_text("source: t\npools:\n  h200-dgx: {skus: [h200], hosts: [{url: 'unix:///x'}]}\n")
+    code, output = _sweep(tmp_path / "art", "--recipe", SEEDS[0], "--launcher", "docker",
+                          "--pools", str(pools))  # fmt: skip
+    assert code == 1
+    assert output.splitlines()[-1] == (
+        f"Error: {pools}: no runner pool serves SKU 'mi325x'; it has pools h200-dgx (h200); "
+        "add the SKU to a pool's skus or add a pool with skus: ['*']"
+    )
+    assert not (tmp_path / "art").exists()
+
+
+def test_ctrl_c_cancels_the_rest_and_stops_the_simulator_process(tmp_path: Path) -> None:
+    slow = [f if f != "0.001" else "0.05" for f in FAST_FLAGS]  # points of about a second
+    artifacts = tmp_path / "art"
+    args = ["sweep", "--launcher", "sim", "--recipe", SEEDS[0], "--artifacts-dir",
+            str(artifacts), *slow]  # fmt: skip
+    env = {"INFERX_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
+    code, output, children = interrupt_after_first_point(args, env, artifacts)
+    assert_cancelled_cleanly(code, output, artifacts)
+    assert children, "the simulator server should have been running"
+    assert [pid for pid in children if psutil.pid_exists(pid)] == []

@@ -25,6 +25,7 @@ from inferx_pipeline.launch.docker_args import (
     LABEL_RUN,
     DockerOptions,
 )
+from inferx_pipeline.launch.preflight import FactCache
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import SERVER_LOG, ArtifactStore
 from inferx_pipeline.sweep.backends import docker_backend
@@ -32,7 +33,7 @@ from inferx_pipeline.sweep.report import JobOutcome, NullProgress
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.status import SweepPolicy
 from tests.services.docker_engine import DockerEngine
-from tests.sweep.conftest import FAST
+from tests.sweep.conftest import FAST, policy_data
 
 pytestmark = pytest.mark.docker
 
@@ -87,6 +88,7 @@ def _sweep(
     run_id = f"sweep-test-{tmp.name[-20:]}"
     sim = SimOptions(image=image, load_time_s=0.2, time_scale=time_scale, startup_timeout_s=60)
     backend = docker_backend(engine.client, catalog, run_id=run_id, log_dir=tmp / "logs",
+                             facts=FactCache(tmp / "facts.json"), policy=policy_data(),
                              docker_options=OPTIONS, sim=sim)  # fmt: skip
     watch = ContainerWatch(engine, run_id, watch_kill)
     store = ArtifactStore(tmp / "artifacts")

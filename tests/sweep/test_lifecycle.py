@@ -177,7 +177,7 @@ def test_preflight_failure_fails_the_group_before_any_start(
     seed_jobs: list[BenchmarkJob], catalog: Catalog, store: ArtifactStore,
     policy: SweepPolicy, tmp_path: Path,
 ) -> None:  # fmt: skip
-    def preflight(spec: ServerSpec) -> None:
+    def preflight(job: BenchmarkJob, spec: ServerSpec) -> None:
         raise PreflightError(f"{spec.image}: python 3.10.12; expected >= 3.11")
 
     backend = dataclasses.replace(_fake_backend(sim_backend(catalog, tmp_path), FakeScript()),

@@ -15,7 +15,7 @@ import pandas as pd
 from inferx_pipeline.leaderboard.config import Stat
 from inferx_pipeline.leaderboard.cost import cost_column
 from inferx_pipeline.leaderboard.pareto import THROUGHPUT, interactivity_column
-from inferx_pipeline.leaderboard.site.exports import jsonable
+from inferx_pipeline.leaderboard.site.exports import json_column
 
 Trace = dict[str, Any]
 NON_OPTIMAL = "non-optimal points"
@@ -51,8 +51,8 @@ def _points(points: pd.DataFrame, x: str, y: str) -> dict[str, list[Any]]:
     )  # fmt: skip
     symbols = np.where(points["official"].astype(bool), "circle", "circle-open")
     return {
-        "x": [jsonable(v) for v in points[x].to_numpy()],
-        "y": [jsonable(v) for v in points[y].to_numpy()],
+        "x": json_column(points[x].astype(float)),
+        "y": json_column(points[y].astype(float)),
         "customdata": [list(c) for c in custom],
         "symbol": symbols.tolist(),
     }
@@ -145,7 +145,7 @@ def history_chart(
         traces.append({
             "type": "scatter", "mode": "lines+markers", "name": f"{workload} @ {tier:g} tok/s/user",
             "x": ordered["image_rank"].astype(int).tolist(),
-            "y": [jsonable(v) for v in ordered[THROUGHPUT].to_numpy()],
+            "y": json_column(ordered[THROUGHPUT].astype(float)),
             "hovertemplate": "%{y:.4g} tok/s/GPU<extra>%{fullData.name}</extra>",
         })  # fmt: skip
     shapes = [

@@ -137,14 +137,19 @@ def write_overview(
     )  # fmt: skip
 
 
+def per_recipe(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``frame`` split by ``recipe_id`` in one pass (pages must not each re-filter it)."""
+    groups = frame.groupby(frame["recipe_id"].astype(str), observed=True, sort=False)
+    return {str(recipe): part for recipe, part in groups}
+
+
 def write_history_page(
-    writer: PageWriter, board: Leaderboard, recipe_id: str, slug: str
+    writer: PageWriter, series: pd.DataFrame, found: pd.DataFrame, recipe_id: str, slug: str
 ) -> tuple[str, int]:
-    """The history page of one recipe; returns its path and its number of episodes."""
-    series = board.history.loc[board.history["recipe_id"].astype(str) == recipe_id]
+    """The history page of one recipe from its ``series`` (``Leaderboard.history`` rows) and
+    ``found`` (its ``Leaderboard.episodes`` rows); returns its path and episode count."""
     images = series.drop_duplicates("image_rank").sort_values("image_rank")["image_tag"]
     rank_of = dict(zip(images.astype(str), range(len(images)), strict=True))
-    found = board.episodes.loc[board.episodes["recipe_id"].astype(str) == recipe_id]
     last = len(images) - 1
     marked = sorted({
         (rank_of[str(e["opened_image"])],

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 
 import jinja2
+import orjson
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -23,7 +24,13 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = format_number
+    # Page data runs to megabytes of numbers; orjson writes it an order faster than json.
+    env.policies["json.dumps_function"] = _dumps
     return env
+
+
+def _dumps(value: object, **_kwargs: object) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def render(template: str, **context: object) -> str:

@@ -70,6 +70,7 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                     (
                         f"row {ref.describe()}: agentic-coding arms must use speculative decoding; "
                         "set spec-decoding (and the recipe's speculative block)"
+                        + _inferencex_runs_it(ctx)
                     ),
                 )
             )
@@ -100,6 +101,11 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                 )
             )
     return out
+
+
+def _inferencex_runs_it(ctx: RuleContext) -> str:
+    origin = ctx.recipe.imported_from
+    return f"; InferenceX runs this arm ({origin.master})" if origin is not None else ""
 
 
 def _conc_path(ref: RowRef) -> tuple[str | int, ...]:

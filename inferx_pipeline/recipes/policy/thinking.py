@@ -1,8 +1,9 @@
 """Rules on the model's thinking mode and the golden acceptance length.
 
 - ``thinking-explicit``: a family with a switchable thinking mode names it; a family
-  without one does not; an always-thinking family is never ``off``; a synthetic run's
-  mode was measured by its curve.
+  without one does not; an always-thinking family is never ``off`` (left unset it runs
+  ``on``, see ``served_thinking``, which the matrix uses too); a synthetic run's mode
+  was measured by its curve.
 - ``golden-al-only``: a synthetic AL comes only from a golden curve that exists for
   this family, thinking mode and draft length; nobody sets the engines' AL knobs by
   hand; a curve measured at another precision is a warning naming both.
@@ -10,18 +11,38 @@
 
 from __future__ import annotations
 
+from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError
 from inferx_pipeline.golden import ThinkingMode
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.base import RuleContext
+from inferx_pipeline.recipes.schema import Recipe
 
 
-def effective_thinking(ctx: RuleContext) -> ThinkingMode:
-    """The mode the server runs in: the recipe's, or on for always-thinking families."""
-    if ctx.recipe.model.thinking is not None:
-        return ctx.recipe.model.thinking
-    arch = ctx.catalog.models.get(ctx.recipe.model.family)
-    return "on" if arch is not None and arch.thinking == "always" else "off"
+def served_thinking(recipe: Recipe, catalog: Catalog) -> ThinkingMode | None:
+    """The thinking mode the server runs in, as the rules and the matrix both read it.
+
+    The recipe's explicit mode wins; an always-thinking family left unset runs ``on``
+    (it has no switch to state); otherwise None: a family without a mode, an unknown
+    family, or a switchable family left unset (which ``thinking-explicit`` rejects and
+    the matrix refuses to resolve a golden AL for).
+    """
+    if recipe.model.thinking is not None:
+        return recipe.model.thinking
+    arch = catalog.models.get(recipe.model.family)
+    return "on" if arch is not None and arch.thinking == "always" else None
+
+
+def _imported_hint(ctx: RuleContext) -> str:
+    # InferenceX keeps the thinking mode in its bash scripts, so every imported entry of a
+    # switchable family lacks it: say so, this is an "InferenceX accepts, we reject" case.
+    origin = ctx.recipe.imported_from
+    if origin is None:
+        return ""
+    return (
+        f"; imported from InferenceX {origin.master}, which states no thinking mode (its "
+        "launch scripts pick one): InferenceX accepts this entry, our checks do not"
+    )
 
 
 def thinking_explicit(ctx: RuleContext) -> list[Finding]:
@@ -40,6 +61,7 @@ def thinking_explicit(ctx: RuleContext) -> list[Finding]:
                 (
                     f"model family {model.family} has a switchable thinking mode; set thinking: on "
                     "or thinking: off (the golden curves and the client depend on it)"
+                    + _imported_hint(ctx)
                 ),
             )
         )
@@ -70,9 +92,9 @@ def _curve_mode(ctx: RuleContext) -> list[Finding]:
     spec = ctx.recipe.speculative
     if spec.acceptance != "synthetic" or spec.curve is None or spec.curve not in ctx.golden.names():
         return []
-    mode = effective_thinking(ctx)
+    mode = served_thinking(ctx.recipe, ctx.catalog)
     curve = ctx.golden.curve(spec.curve)
-    if mode in curve.modes():
+    if mode is None or mode in curve.modes():
         return []
     measured = ", ".join(curve.modes()) or "none"
     return [
@@ -109,8 +131,8 @@ def golden_al_only(ctx: RuleContext) -> list[Finding]:
                 ),
             )
         )
-    mode = effective_thinking(ctx)
-    if mode in curve.modes():
+    mode = served_thinking(ctx.recipe, ctx.catalog)
+    if mode is not None and mode in curve.modes():
         try:
             ctx.golden.lookup(spec.curve, mode, spec.draft_tokens)
         except GoldenCurveError as err:
