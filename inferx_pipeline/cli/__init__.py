@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "bench": "inferx_pipeline.cli.bench:bench",
     "sim": "inferx_pipeline.cli.sim:sim",
     "sweep": "inferx_pipeline.cli.sweep:sweep",
+    "publish": "inferx_pipeline.cli.publish:publish_command",
 }
 
 

@@ -8,16 +8,20 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from pydantic import ValidationError
 
+from inferx_pipeline.dryrun import GroupPrediction, predict_jobs
+from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sim.config import SPEC_METHODS, SimConfig
 from inferx_pipeline.sim.predict import DEFAULT_PROMPTS_PER_CONC, PredictPoint, predict
 from inferx_pipeline.sim.server import serve_forever
 
 _DEPLOYMENT_OPTIONS = (
-    click.option("--sku", required=True, help="Catalog SKU id, e.g. h200."),
-    click.option("--model-family", required=True, help="Catalog model key, e.g. qwen3.8-27b."),
+    click.option("--sku", help="Catalog SKU id, e.g. h200 (required without --recipe)."),
+    click.option("--model-family", help="Catalog model key, e.g. qwen3.8-27b (as --sku)."),
     click.option("--precision", default="bf16", show_default=True),
     click.option("--kv-dtype", default="bf16", show_default=True),
     click.option("--tp", type=int, default=1, show_default=True),
@@ -35,6 +39,9 @@ _DEPLOYMENT_OPTIONS = (
     click.option("--catalog-dir", type=click.Path(path_type=Path, file_okay=False), default=None),
 )
 
+_REQUIRED = ("sku", "model_family")
+_LEVELS = "1,2,4,8,16,32,64,128,256"
+
 
 def _deployment_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(_DEPLOYMENT_OPTIONS):
@@ -43,6 +50,10 @@ def _deployment_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _config(options: dict[str, Any]) -> SimConfig:
+    # Not click-required: `sim predict --recipe` takes them from the recipe's jobs.
+    for name in _REQUIRED:
+        if options[name] is None:
+            raise click.UsageError(f"Missing option '--{name.replace('_', '-')}'.")
     options["catalog_dir"] = options["catalog_dir"] or Settings().catalog_dir
     try:
         return SimConfig(**options)
@@ -75,22 +86,89 @@ def serve(**options: Any) -> None:
 
 
 @sim.command(name="predict")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @_deployment_options
-@click.option("--isl", type=int, required=True, help="Prompt tokens per request.")
-@click.option("--osl", type=int, required=True, help="Output tokens per request.")
-@click.option("--concurrency", default="1,2,4,8,16,32,64,128,256", show_default=True)
+@click.option("--recipe", help="Recipe id (glob): predict each of its server groups instead.")
+@click.option("--isl", type=int, help="Prompt tokens per request (required without --recipe).")
+@click.option("--osl", type=int, help="Output tokens per request (required without --recipe).")
+@click.option("--concurrency", default=_LEVELS, show_default=True, help="With --recipe: its own.")
 @click.option("--prompts-per-conc", type=int, default=DEFAULT_PROMPTS_PER_CONC, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per concurrency.")
 def predict_command(
-    isl: int, osl: int, concurrency: str, prompts_per_conc: int, as_json: bool, **options: Any
+    paths: tuple[Path, ...],
+    recipe: str | None,
+    concurrency: str,
+    prompts_per_conc: int,
+    as_json: bool,
+    **options: Any,
 ) -> None:
-    """Print tok/s/GPU and tok/s/user per concurrency, in virtual time (no HTTP, no sleeping)."""
+    """Print tok/s/GPU and tok/s/user per concurrency, in virtual time (no HTTP, no sleeping).
+
+    With --recipe ID [PATHS...] (default recipes/), every server group of the recipe's jobs
+    is predicted at its concurrencies, on the simulator settings its sweep would use.
+    """
+    ctx = click.get_current_context()
+    levels = _levels(concurrency) if _given(ctx, "concurrency") else None
+    if recipe is not None:
+        _refuse_given(ctx, [name for name in options if name != "catalog_dir"])
+        _predict_recipe(recipe, paths, options["catalog_dir"], levels, prompts_per_conc, as_json)
+        return
+    if paths:
+        raise click.UsageError("recipe PATHS need --recipe ID")
+    isl, osl = options.pop("isl"), options.pop("osl")
+    for name, value in (("isl", isl), ("osl", osl)):
+        if value is None:
+            raise click.UsageError(f"Missing option '--{name}' (or give --recipe).")
+    points = predict(_config(options), isl, osl, levels or _levels(_LEVELS), prompts_per_conc)
+    click.echo("\n".join(_render(points, as_json)))
+
+
+def _levels(concurrency: str) -> list[int]:
     try:
-        levels = [int(part) for part in concurrency.split(",") if part.strip()]
+        return [int(part) for part in concurrency.split(",") if part.strip()]
     except ValueError as err:
         raise click.BadParameter(f"expected integers like 1,2,4; got {concurrency!r}") from err
-    points = predict(_config(options), isl, osl, levels, prompts_per_conc)
-    click.echo("\n".join(_render(points, as_json)))
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)
+
+
+def _refuse_given(ctx: click.Context, names: list[str]) -> None:
+    for name in names:
+        if _given(ctx, name):
+            flag = "--" + name.replace("_", "-")
+            raise click.UsageError(f"{flag}: set by the recipe's jobs; drop it or drop --recipe")
+
+
+def _predict_recipe(
+    recipe: str,
+    paths: tuple[Path, ...],
+    catalog_dir: Path | None,
+    levels: list[int] | None,
+    prompts_per_conc: int,
+    as_json: bool,
+) -> None:
+    settings = Settings()
+    request = MatrixRequest(paths=paths, selection=Selection(recipes=(recipe,)))
+    jobs = build_matrix(request, settings)
+    if not jobs:
+        where = " ".join(str(p) for p in paths) or str(settings.recipes_dir)
+        raise click.UsageError(f"--recipe {recipe}: no jobs in {where}; see `inferx matrix`")
+    directory = catalog_dir or settings.catalog_dir
+    for group in predict_jobs(jobs, directory, levels, prompts_per_conc):
+        click.echo("\n".join(_render_group(group, as_json)))
+
+
+def _render_group(group: GroupPrediction, as_json: bool) -> list[str]:
+    if as_json:
+        fields = group.model_dump(exclude={"points"})
+        return [json.dumps({**fields, **point.model_dump()}) for point in group.points]
+    shape = f"ISL {group.isl} OSL {group.osl}"
+    if group.approximate:
+        shape += " (approximate: the agentic trace's mean turn, think time ignored)"
+    title = f"{group.group} · {group.sku} · {group.gpus} GPU · {shape}"
+    return [title, *_render(list(group.points), as_json=False), ""]
 
 
 def _render(points: list[PredictPoint], as_json: bool) -> list[str]:

@@ -20,6 +20,9 @@ from inferx_pipeline.matrix.job import BenchmarkJob, resolve_max_num_seqs
 from inferx_pipeline.recipes.scenarios import ScenarioKind
 from inferx_pipeline.strict import FrozenModel
 
+# libyaml's parser when PyYAML has it (several times faster); same results.
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 EVAL_POLICY_FILE = "eval-policy.yaml"
 
 # Group-by keys a policy may name -> how to read them from a job.
@@ -75,7 +78,7 @@ def load_eval_policies(catalog_dir: Path) -> EvalPolicies:
     """Read ``catalog_dir/eval-policy.yaml``; CatalogError naming the file if invalid."""
     path = catalog_dir / EVAL_POLICY_FILE
     try:
-        policies = EvalPolicies.model_validate(yaml.safe_load(path.read_text()))
+        policies = EvalPolicies.model_validate(yaml.load(path.read_text(), Loader=_LOADER))
     except (OSError, yaml.YAMLError, ValidationError) as err:
         raise CatalogError(f"{path}: cannot load eval policies: {err}") from err
     for name, policy in policies.policies.items():

@@ -59,13 +59,26 @@ def _mark(path: Path, mark: yaml.Mark | None) -> Location:
     return Location(path, mark.line + 1, mark.column + 1)
 
 
-def _convert(
-    loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: frozenset[int] = frozenset()
-) -> Node:
+def _convert(loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: set[int]) -> Node:
     where = _mark(path, node.start_mark)
+    if isinstance(node, yaml.ScalarNode):
+        if node.tag == _STR_TAG:  # most scalars: skip the constructor's bookkeeping
+            return Node(node.value, where)
+        return Node(loader.construct_object(node), where)
     if id(node) in stack:
         raise RecipeSyntaxError(f"{where}: recursive YAML alias; recipes are trees")
-    stack = stack | {id(node)}
+    # ``stack`` holds the collections on the path to this node (an alias back to one of
+    # them is a cycle); pushed and popped in place rather than copied per node.
+    stack.add(id(node))
+    try:
+        return _collection(loader, node, path, stack, where)
+    finally:
+        stack.discard(id(node))
+
+
+def _collection(
+    loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: set[int], where: Location
+) -> Node:
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)
         entries: dict[object, Node] = {}
@@ -73,7 +86,8 @@ def _convert(
             key_where = _mark(path, key_node.start_mark)
             if not isinstance(key_node, yaml.ScalarNode):
                 raise RecipeSyntaxError(f"{key_where}: mapping keys must be scalars")
-            key = loader.construct_object(key_node)
+            plain_key = key_node.tag == _STR_TAG
+            key = key_node.value if plain_key else loader.construct_object(key_node)
             if not isinstance(key, str):
                 raise RecipeSchemaError(
                     f"{key_where}: got key {key!r}; expected a string key (quote it)"
@@ -88,11 +102,7 @@ def _convert(
             child.key_location = key_where
             entries[key] = child
         return Node(entries, where)
-    if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(loader, item, path, stack) for item in node.value], where)
-    if node.tag == _STR_TAG:  # most scalars: skip the constructor's bookkeeping
-        return Node(node.value, where)
-    return Node(loader.construct_object(node), where)
+    return Node([_convert(loader, item, path, stack) for item in node.value], where)
 
 
 def parse_located(text: str, path: Path) -> Node | None:
@@ -103,7 +113,7 @@ def parse_located(text: str, path: Path) -> Node | None:
     loader = _Yaml12Loader(text)
     try:
         root = loader.get_single_node()
-        return None if root is None else _convert(loader, root, path)
+        return None if root is None else _convert(loader, root, path, set())
     except yaml.MarkedYAMLError as err:
         where = _mark(path, err.problem_mark or err.context_mark)
         problem = err.problem or err.context or "unreadable"

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from inferx_pipeline.errors import CatalogError, LaunchError
-from inferx_pipeline.launch.pools import DockerHost, TlsFiles, docker_client, load_pools
+from inferx_pipeline.launch.pools import (
+    DockerHost,
+    HostRotation,
+    TlsFiles,
+    docker_client,
+    load_pools,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "runner-pools.example.yaml"
 
@@ -62,3 +68,22 @@ def test_client_for_a_host_with_missing_tls_file_names_it(tmp_path: Path) -> Non
     )
     with pytest.raises(LaunchError, match=r"TLS file .*c\.pem does not exist"):
         docker_client(host)
+
+
+def test_rotation_takes_hosts_in_turn_and_pools_carry_container_options(tmp_path: Path) -> None:
+    path = tmp_path / "pools.yaml"
+    path.write_text(
+        "source: t\npools:\n  p:\n    skus: [h200]\n    docker: {shm_size: 32g, pull: never}\n"
+        "    hosts: [{url: 'unix:///a'}, {url: 'unix:///b'}, {url: 'unix:///c'}]\n"
+    )
+    pools = load_pools(path, environ={})
+    name, pool = pools.pool_for("h200")
+    assert (pool.docker.shm_size, pool.docker.pull) == ("32g", "never")
+    assert pools.describe() == "pools p (h200)"
+    rotation = HostRotation()
+    order = rotation.order(name, pool)
+    assert [h.url for h in order] == ["unix:///a", "unix:///b", "unix:///c"]
+    rotation.take(name, pool, order[1])  # b served; the next group starts at c
+    assert [h.url for h in rotation.order(name, pool)] == ["unix:///c", "unix:///a", "unix:///b"]
+    rotation.take(name, pool, pool.hosts[2])
+    assert rotation.order(name, pool)[0].url == "unix:///a"

@@ -1,4 +1,4 @@
-"""Parity: recipes imported from both InferenceX master files expand to its generator's rows."""
+"""Parity: imported InferenceX recipes expand to its generator's rows; validate lists the rest."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from inferx_pipeline.catalog import Catalog
@@ -75,3 +76,49 @@ def test_import_reports_what_our_checks_reject(
     assert len(duplicates) == 6
     assert any(m.startswith("qwen3.5-fp8-b300-sglang-agentic-power-ab:") for m in duplicates)
     assert all(f.severity == "warning" for f in report.findings)
+
+
+def _rules(lines: list[str]) -> Counter[str]:
+    return Counter(line.rsplit("[", 1)[-1].split("]")[0] for line in lines)
+
+
+def test_validate_lists_what_inferencex_accepts_and_we_reject(imported: Path) -> None:
+    result = CliRunner().invoke(cli, ["validate", str(imported)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    errors = [line for line in lines if not line.startswith("warning: ")]
+    rules = _rules(errors)
+    # Every spec-decoding row has a consistent speculative block and every family is known.
+    assert "referential" not in rules
+    assert rules["runner-label"] == 8
+    assert rules["duplicate-jobs"] == 6
+    assert rules["agentic-spec-decoding"] == 21
+    mi325x = [e for e in errors if "[runner-label]" in e and "dsv4-fp8-mi325x-vllm.yaml" in e]
+    assert mi325x == [
+        f"{imported}/dsv4-fp8-mi325x-vllm.yaml:8:9: runner: got 'cluster:mi325x-tw'; expected a "
+        "runner label of catalog/inferencex-runners.yaml (InferenceX runners.yaml): without it "
+        "the job has no node facts; SKU 'mi325x' is assumed; InferenceX accepts it "
+        "(amd-master.yaml) [runner-label]"
+    ]
+    duplicates = [e for e in errors if "[duplicate-jobs]" in e]
+    assert sum("-power-ab.yaml:" in e for e in duplicates) == 5
+    assert all("; InferenceX accepts it (" in e for e in duplicates)
+    agentic = [e for e in errors if "[agentic-spec-decoding]" in e]
+    assert all("; InferenceX runs it (" in e for e in agentic)
+    thinking = [e for e in errors if "[thinking-explicit]" in e]
+    assert thinking and all("which states no thinking mode" in e for e in thinking)
+
+
+def test_imported_speculative_blocks(imported: Path) -> None:
+    mtp = yaml.safe_load((imported / "dsr1-fp4-b200-dynamo-sglang-mtp.yaml").read_text())
+    assert mtp["speculative"] == {"method": "mtp", "acceptance": "real"}
+    assert mtp["imported-from"] == {
+        "master": "nvidia-master.yaml",
+        "key": "dsr1-fp4-b200-dynamo-sglang-mtp",
+    }
+    hicache = yaml.safe_load(
+        (imported / "dsv4-fp4-mi355x-sglang-disagg-agentic-hicache-mtp.yaml").read_text()
+    )
+    assert hicache["speculative"]["draft-tokens"] == 3  # every decode worker: DECODE_MTP_SIZE=3
+    plain = yaml.safe_load((imported / "dsr1-fp8-h200-sglang.yaml").read_text())
+    assert "speculative" not in plain

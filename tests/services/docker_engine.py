@@ -6,9 +6,10 @@ data-root persists under ``/var/tmp`` so images built once survive to the next
 session on the same machine; a second concurrent session gets a throwaway data-root
 instead of sharing (two daemons on one data-root corrupt it).
 
-``base_image`` is the debootstrap Debian base and ``sim_image`` the simulator engine
-image built on it (see ``tests/services/engine_images.py``); both are cached by the
-hash of their inputs. Under ``CI=true`` nothing here skips: a missing service fails.
+``base_image`` is the debootstrap Debian base, ``sim_image`` the simulator engine
+image built on it and ``old_python_image`` the base with a ``python3`` reporting 3.10
+(see ``tests/services/engine_images.py``); each is cached by the hash of its inputs.
+Under ``CI=true`` nothing here skips: a missing service fails.
 """
 
 from __future__ import annotations

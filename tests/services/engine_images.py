@@ -40,6 +40,7 @@ BASE_PACKAGES = ("python3", "python3-venv")  # python3-venv brings pip for the i
 SIM_RUNTIME_DISTS = (
     "aiohttp",
     "click",
+    "httptools",
     "numpy",
     "orjson",
     "prometheus-client",

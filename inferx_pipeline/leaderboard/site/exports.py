@@ -49,7 +49,7 @@ def json_column(series: pd.Series) -> list[Any]:
     per value: pages and downloads hold tens of thousands of numbers."""
     if series.dtype.kind == "f":
         return [None if v != v else v for v in series.tolist()]  # v != v: NaN
-    if series.dtype.kind in "iub":
+    if series.dtype.kind in "iub" and not series.hasnans:  # nullable Int64 holds pd.NA
         native: list[Any] = series.tolist()
         return native
     return [jsonable(v) for v in series.tolist()]

@@ -86,6 +86,7 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                     (
                         f"got concurrency {', '.join(map(str, over))}; agentic MTP on "
                         f"{ctx.recipe.sku} stops at {grid.max_conc} (catalog/policy.yaml)"
+                        + _inferencex_runs_it(ctx)
                     ),
                 )
             )
@@ -97,6 +98,7 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                     (
                         f"got {spec.draft_tokens}; agentic MTP on {ctx.recipe.sku} keeps >= "
                         f"{grid.min_draft_tokens} draft steps (catalog/policy.yaml)"
+                        + _inferencex_runs_it(ctx)
                     ),
                 )
             )
@@ -105,7 +107,7 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
 
 def _inferencex_runs_it(ctx: RuleContext) -> str:
     origin = ctx.recipe.imported_from
-    return f"; InferenceX runs this arm ({origin.master})" if origin is not None else ""
+    return f"; InferenceX runs it ({origin.master})" if origin is not None else ""
 
 
 def _conc_path(ref: RowRef) -> tuple[str | int, ...]:

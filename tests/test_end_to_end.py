@@ -1,0 +1,274 @@
+"""Seed recipes end to end: simulated sweep -> SQLite/PostgreSQL -> leaderboard pages, numbers.
+
+One smoke-sized sweep of the four seed recipes (48 jobs) on the subprocess simulator is
+shared by the module; each test publishes its artifacts into a fresh database (SQLite,
+and the private PostgreSQL cluster) and checks the site against the stored rows with
+computations written out here (dominance by brute force, cost from the catalog price).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.cli import cli
+from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.pipeline import Published, publish, stored_result_paths
+from inferx_pipeline.results.store import ResultStore
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.backends import simulator_backend
+from inferx_pipeline.sweep.report import SweepOptions, SweepReport
+from inferx_pipeline.sweep.runner import run_sweep
+from inferx_pipeline.sweep.status import load_policy
+
+SEEDS = (
+    "qwen3.827b-bf16-mi325x-vllm-mtp",
+    "qwen3.5-fp8-mi300x-sglang-agentic-mtp",
+    "qwen3.827b-fp8-h200-vllm-mtp",
+    "minimaxm3-fp8-mi325x-vllm-agentic-mtp",
+)
+FAST_SIM = SimOptions(load_time_s=0, time_scale=0.001, startup_timeout_s=60)
+FAST = SweepOptions(num_prompts=1, think_time_scale=0, max_turns=1)
+PRICE_TIER = "on-demand"
+# Columns that tell the points of one recipe apart (the job label) and one point.
+POINT = ["recipe_id", "tp", "ep", "dp_attn", "kv_offload", "conc"]
+FRONT_GROUP = ["model", "workload", "sku", "framework", "precision", "spec_method"]
+_DATA = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
+
+
+@dataclass(frozen=True)
+class Swept:
+    """The module's sweep: its jobs, report, artifacts and the settings it ran under."""
+
+    jobs: list[BenchmarkJob]
+    report: SweepReport
+    artifacts: ArtifactStore
+    settings: Settings
+
+
+def _smoke_root(root: Path) -> Path:
+    """A project root like the checkout's, whose validity rules accept millisecond points.
+
+    A smoke point lasts milliseconds of wall time and its client shares 2 cores with the
+    servers, so the minimum duration and the saturation rule would mark every row
+    invalid (``tests/bench`` tests those rules); nothing else differs.
+    """
+    real = Settings()
+    (root / "catalog").mkdir(parents=True)
+    (root / "recipes").symlink_to(real.recipes_dir)
+    (root / "golden_al_distribution").symlink_to(real.golden_dir)
+    for source in real.catalog_dir.iterdir():
+        (root / "catalog" / source.name).symlink_to(source)
+    validity = root / "catalog" / "bench-validity.yaml"
+    rules = yaml.safe_load(validity.read_text())
+    rules["min_duration_s"] = 0.0
+    rules["saturation"] = {"max_event_loop_lag_p99_ms": 1e9, "max_cpu_percent": 1e9}
+    validity.unlink()
+    validity.write_text(yaml.safe_dump(rules))
+    return root
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swept]:
+    base = tmp_path_factory.mktemp("e2e")
+    with pytest.MonkeyPatch.context() as env:
+        # Read by the in-process client and by each simulator child (it inherits it).
+        env.setenv("INFERX_ROOT", str(_smoke_root(base / "root")))
+        env.setenv("INFERX_STATE_DIR", str(base / "state"))
+        settings = Settings()
+        selection = Selection(recipes=SEEDS)
+        jobs = build_matrix(MatrixRequest(paths=(), selection=selection), settings)
+        artifacts = ArtifactStore(settings.artifacts_dir)
+        catalog = cached_catalog(settings.catalog_dir)
+        report = run_sweep(
+            jobs,
+            backend=simulator_backend(catalog, base / "logs", FAST_SIM),
+            artifacts=artifacts,
+            policy=load_policy(settings.catalog_dir),
+            options=FAST,
+        )
+        yield Swept(jobs, report, artifacts, settings)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty results database: a SQLite file, or a fresh database on the private cluster."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'results.sqlite'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+def _publish(swept: Swept, url: str, site: Path) -> Published:
+    return publish(swept.artifacts, url, site, swept.settings.catalog_dir)
+
+
+def _rows(url: str) -> pd.DataFrame:
+    store = ResultStore(url)
+    try:
+        return store.read_frame()
+    finally:
+        store.close()
+
+
+def _workload(row: pd.Series) -> str:
+    sizes = ""
+    if pd.notna(row["isl"]):
+        sizes = f" {int(row['isl']) // 1024}k/{int(row['osl']) // 1024}k"
+    thinking = "" if row["thinking"] == "none" else f" thinking-{row['thinking']}"
+    return f"{row['scenario']}{sizes}{thinking}"
+
+
+def _brute_force_front(rows: pd.DataFrame, x: str, y: str) -> set[tuple[object, ...]]:
+    """Points no other point of their group matches on both axes and beats on one."""
+    front = set()
+    for _, group in rows.groupby(FRONT_GROUP):
+        points = list(group[[x, y, *POINT]].itertuples(index=False, name=None))
+        for px, py, *key in points:
+            dominated = any(qx >= px and qy >= py and (qx > px or qy > py) for qx, qy, *_ in points)
+            if not dominated:
+                front.add(tuple(key))
+    return front
+
+
+def _page_data(path: Path) -> dict[str, Any]:
+    match = _DATA.search(path.read_text())
+    assert match, f"{path}: no embedded page data"
+    data: dict[str, Any] = json.loads(match.group(1))
+    return data
+
+
+def _shown(rows: pd.DataFrame) -> pd.DataFrame:
+    keep = rows["valid"] & (rows["status"] == "ok") & (rows["tput_per_gpu"] > 0)
+    shown = rows.loc[keep & (rows["intvty_median"] > 0)].copy()
+    shown["workload"] = shown.apply(_workload, axis=1)
+    return shown
+
+
+def test_the_sweep_measured_every_seed_job(swept: Swept) -> None:
+    assert len(swept.jobs) == 48
+    assert swept.report.counts() == {"ok": 48}
+    assert len(stored_result_paths(swept.artifacts)) == 48
+
+
+def test_one_row_per_job_and_ingest_is_idempotent(
+    swept: Swept, store_url: str, tmp_path: Path
+) -> None:
+    first = _publish(swept, store_url, tmp_path / "site")
+    assert (first.ingest.written, first.ingest.quarantined) == (48, 0)
+    site = tmp_path / "site"
+    args = ["publish", "--artifacts-dir", str(swept.artifacts.root), "--db", store_url]
+    again = CliRunner().invoke(cli, [*args, "--out", str(site)])
+    assert again.exit_code == 0, again.output
+    lines = again.output.splitlines()
+    assert lines[0] == "ingested 0 results (48 already stored), quarantined 0"
+    assert lines[-1] == str(site / "index.html") and (site / "index.html").is_file()
+    rows = _rows(store_url)
+    assert len(rows) == 48
+    wanted = {(job.fingerprint, job.conc) for job in swept.jobs}
+    assert set(zip(rows["fingerprint"], rows["conc"], strict=True)) == wanted
+    assert set(rows["recipe_id"]) == set(SEEDS)
+
+
+def test_per_gpu_throughput_is_the_raw_total_over_gpus(
+    swept: Swept, store_url: str, tmp_path: Path
+) -> None:
+    _publish(swept, store_url, tmp_path / "site")
+    for row in _rows(store_url).itertuples():
+        raw = RawResult.model_validate_json(swept.artifacts.read(row.artifact_sha256))
+        assert row.gpus == row.tp
+        assert row.tput_per_gpu == pytest.approx(raw.total_token_throughput / row.gpus)
+        assert row.simulated and not row.official
+
+
+def test_site_pages_fronts_costs_and_badges(swept: Swept, store_url: str, tmp_path: Path) -> None:
+    published = _publish(swept, store_url, tmp_path / "site")
+    site = tmp_path / "site"
+    shown = _shown(_rows(store_url))
+    assert len(shown) == 48, "the smoke policy keeps every measured point"
+    pages = {p.title: p.path for p in published.site.pages if p.kind == "model"}
+    expected_pages = {
+        f"{m} · {w}" for m, w in set(zip(shown["model"], shown["workload"], strict=True))
+    }
+    assert set(pages) == expected_pages
+    front = _brute_force_front(shown, "intvty_median", "tput_per_gpu")
+    drawn: set[tuple[object, ...]] = set()
+    for title, rel in pages.items():
+        charts = _page_data(site / rel)["charts"]["median"]
+        for trace in charts["throughput"]["data"]:
+            assert {point[4] for point in trace["customdata"]} == {"simulated"}, title
+            if trace["name"] != "non-optimal points":
+                drawn.update(_drawn_points(trace, shown))
+    assert drawn == front
+    _check_front_download(site, shown, front, swept.settings)
+
+
+def _drawn_points(trace: dict[str, Any], shown: pd.DataFrame) -> set[tuple[object, ...]]:
+    points = set()
+    for x, y in zip(trace["x"], trace["y"], strict=True):
+        hit = shown.loc[(shown["intvty_median"] == x) & (shown["tput_per_gpu"] == y)]
+        assert len(hit) == 1, f"drawn point ({x}, {y}) is not one stored row"
+        points.add(tuple(hit[POINT].iloc[0]))
+    return points
+
+
+def _check_front_download(
+    site: Path, shown: pd.DataFrame, front: set[tuple[object, ...]], settings: Settings
+) -> None:
+    document = json.loads((site / "downloads" / "front.json").read_text())
+    table = pd.DataFrame(document["rows"])
+    assert {tuple(key) for key in table[POINT].itertuples(index=False)} == front
+    merged = table.merge(shown, on=POINT, suffixes=("", "_db"))
+    assert len(merged) == len(front)
+    prices = cached_catalog(settings.catalog_dir).prices.prices
+    for row in merged.to_dict("records"):
+        assert row["tput_per_gpu"] == pytest.approx(row["tput_per_gpu_db"])
+        assert row["intvty_median"] == pytest.approx(row["intvty_median_db"])
+        price = prices[row["sku"]][PRICE_TIER]
+        want = price / (row["tput_per_gpu_db"] * 3600 / 1e6)
+        assert row[f"usd_per_m_total@{PRICE_TIER}"] == pytest.approx(want)
+        assert row["badge"] == "simulated"
+    badge = '<td><span class="badge">simulated</span></td>'
+    tier_rows = json.loads((site / "downloads" / "leaderboard.json").read_text())["rows"]
+    assert (site / "table.html").read_text().count(badge) == len(tier_rows) > 0
+
+
+def test_a_failed_rerun_loses_no_earlier_result(swept: Swept, tmp_path: Path) -> None:
+    artifacts = ArtifactStore(tmp_path / "artifacts")
+    shutil.copytree(swept.artifacts.root, artifacts.root)
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    catalog_dir = swept.settings.catalog_dir
+    before = publish(artifacts, url, tmp_path / "site", catalog_dir)
+    recipe = [job for job in swept.jobs if job.recipe_id == SEEDS[0]]
+    failed = run_sweep(
+        recipe,
+        backend=simulator_backend(cached_catalog(catalog_dir), tmp_path / "logs", FAST_SIM),
+        artifacts=artifacts,
+        policy=load_policy(catalog_dir),
+        options=FAST.model_copy(update={"force": True, "point_deadline_s": 1e-6}),
+    )
+    assert failed.counts() == {"result-invalid": 8}
+    after = publish(artifacts, url, tmp_path / "site", catalog_dir)
+    assert after.ingest.skipped_existing == 48 and after.ingest.written == 8
+    rows = _rows(url)
+    first = rows.loc[rows["attempt"] == 1].sort_values(POINT)
+    assert len(first) == 48 and first["valid"].all()
+    retried = rows.loc[rows["attempt"] == 2]
+    assert len(retried) == 8 and not retried["valid"].any()
+    assert after.site.counts["front_points"] == before.site.counts["front_points"]
