@@ -77,7 +77,10 @@ def judged_points(rows: pd.DataFrame, policy: RegressionPolicy) -> pd.DataFrame:
     base["series"] = base.groupby(keys, observed=True, sort=False).ngroup()
     base = base.sort_values(["series", "image_rank"]).reset_index(drop=True)
     base["position"] = base.groupby("series").cumcount()
-    shape = (int(base["series"].max()) + 1 if len(base) else 0, int(base["position"].max()) + 1)
+    # An empty frame (no valid rows yet) has NaN maxima: it yields empty verdicts.
+    shape = (
+        (int(base["series"].max()) + 1, int(base["position"].max()) + 1) if len(base) else (0, 0)
+    )
     parts = []
     for metric, direction in policy.metrics.items():
         matrix = np.full(shape, np.nan)

@@ -70,3 +70,10 @@ def test_alerts_document_lists_open_and_closed(config: LeaderboardConfig) -> Non
     assert [e["closed_image"] for e in doc["closed"]] == ["v7"]
     assert doc["policy"]["k"] == config.regression.k
     assert doc["open"][0]["opened_at"].startswith("2026-03-10")
+
+
+def test_no_rows_judge_to_no_points_and_no_episodes(config: LeaderboardConfig) -> None:
+    empty = _history([100.0]).iloc[0:0]
+    points = judged_points(empty, config.regression)
+    assert points.empty
+    assert episodes(points).empty
