@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.cli.selection import pop_selection, selection_options
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.render import render
-from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.settings import Settings
 
 
@@ -25,18 +25,7 @@ def _revisions(
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--recipe", "recipes", multiple=True, help="Recipe-id glob (repeatable).")
-@click.option("--sku", "skus", multiple=True, help="SKU id (repeatable).")
-@click.option("--framework", "frameworks", multiple=True, help="Engine framework (repeatable).")
-@click.option("--family", "families", multiple=True, help="Model family (repeatable).")
-@click.option(
-    "--scenario",
-    "scenarios",
-    multiple=True,
-    type=click.Choice(["fixed-seq-len", "agentic-coding"]),
-    help="Scenario kind (repeatable).",
-)
+@selection_options
 @click.option("--changed", callback=_revisions, help="BASE..HEAD: recipes changed in git.")
 @click.option("--repo", type=click.Path(path_type=Path), help="Git checkout for --changed.")
 @click.option("--new-vs", type=click.Path(path_type=Path), help="Previous --format json file.")
@@ -54,8 +43,7 @@ def _revisions(
 )
 def matrix(paths: tuple[Path, ...], fmt: str, **flags: object) -> None:
     """Expand recipes (default: recipes/) into jobs and print them with server commands."""
-    keys = ("recipes", "skus", "frameworks", "families", "scenarios")
-    selection = Selection.model_validate({k: flags.pop(k) for k in keys})
+    selection = pop_selection(flags)
     request = MatrixRequest.model_validate({"paths": paths, "selection": selection, **flags})
     settings = Settings()
     jobs = build_matrix(request, settings)

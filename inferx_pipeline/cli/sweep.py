@@ -16,10 +16,10 @@ import click
 from rich.console import Console
 
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.cli.selection import pop_selection, selection_options
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
-from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import BackendSource, simulator_backend
@@ -29,7 +29,6 @@ from inferx_pipeline.sweep.report import SweepOptions
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.status import load_policy
 
-SELECTION_KEYS = ("recipes", "skus", "frameworks", "families", "scenarios")
 OPTION_KEYS = tuple(SweepOptions.model_fields)
 SIM_KEYS = ("time_scale", "load_time_s")
 
@@ -55,18 +54,7 @@ def _backend(
 
 
 @click.command()
-@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--recipe", "recipes", multiple=True, help="Recipe-id glob (repeatable).")
-@click.option("--sku", "skus", multiple=True, help="SKU id (repeatable).")
-@click.option("--framework", "frameworks", multiple=True, help="Engine framework (repeatable).")
-@click.option("--family", "families", multiple=True, help="Model family (repeatable).")
-@click.option(
-    "--scenario",
-    "scenarios",
-    multiple=True,
-    type=click.Choice(["fixed-seq-len", "agentic-coding"]),
-    help="Scenario kind (repeatable).",
-)
+@selection_options
 @click.option("--evals/--no-evals", default=False, show_default=True, help="Add eval jobs.")
 @click.option("--launcher", type=click.Choice(["sim", "docker"]), default="sim", show_default=True)
 @click.option("--sim-image", default=None, help="Docker: run this simulator image, not engines.")
@@ -100,7 +88,7 @@ def sweep(
 ) -> None:
     """Run the selected jobs (default: all of recipes/) and print a summary table."""
     settings = Settings()
-    selection = Selection.model_validate({k: flags.pop(k) for k in SELECTION_KEYS})
+    selection = pop_selection(flags)
     jobs = build_matrix(MatrixRequest(paths=paths, selection=selection, evals=evals), settings)
     sim = SimOptions.model_validate({k: flags.pop(k) for k in SIM_KEYS})
     options = SweepOptions.model_validate({k: flags.pop(k) for k in OPTION_KEYS if k in flags})
