@@ -21,7 +21,11 @@
     ├── StoreError             the results database refused a read or write
     │   └── IngestError            an artifact could not be normalized
     │       └── MalformedArtifactError  rejected with a reason code, quarantined
-    └── LeaderboardError       results cannot be turned into a leaderboard site
+    ├── LeaderboardError       results cannot be turned into a leaderboard site
+    ├── ImageRefError          a malformed container image reference (exit 2)
+    ├── RegistryError          an image registry refused, failed or answered nonsense
+    ├── ImageHistoryError      an image-history source (a changelog file) cannot be read
+    └── GitRepoError           a watched git repository cannot be cloned, fetched or read
 
 Raise low with the message only; a context manager at the boundary adds where.
 """
@@ -138,3 +142,25 @@ class MalformedArtifactError(IngestError):
 
 class LeaderboardError(InferxError):
     """Results cannot be turned into a leaderboard (missing columns, unwritable site dir)."""
+
+
+class ImageRefError(InferxError):
+    """A container image reference does not parse (``[registry/]repository[:tag][@digest]``)."""
+
+    exit_code = 2
+
+
+class RegistryError(InferxError):
+    """An image registry refused a request, failed, or answered something unexpected.
+
+    Messages name the URL, the HTTP status and the registry's own error text; never a
+    password or token.
+    """
+
+
+class ImageHistoryError(InferxError):
+    """An image-history source (an InferenceX perf-changelog.yaml) cannot be read."""
+
+
+class GitRepoError(InferxError):
+    """A watched git repository cannot be cloned, fetched or read; carries git's stderr."""

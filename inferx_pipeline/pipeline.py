@@ -79,10 +79,19 @@ def publish(artifacts: ArtifactStore, url: str, site_dir: Path, catalog_dir: Pat
     StoreError when the database fails and LeaderboardError when ``site_dir`` is not a
     previous build.
     """
+    report = ingest_artifacts(artifacts, url, catalog_dir)
+    return Published(report, build_site_from_store(url, site_dir, catalog_dir))
+
+
+def ingest_artifacts(artifacts: ArtifactStore, url: str, catalog_dir: Path) -> IngestReport:
+    """Ingest every attempt recorded in ``artifacts`` into the store at ``url`` (idempotent).
+
+    Results already stored are skipped; malformed result files are quarantined with a
+    reason. Raises StoreError when the database fails (nothing of this call is written).
+    """
     context = ImportContext.from_catalog(cached_catalog(catalog_dir))
     store = ResultStore(url)
     try:
-        report = ingest(stored_result_paths(artifacts), store, context, "inferx")
+        return ingest(stored_result_paths(artifacts), store, context, "inferx")
     finally:
         store.close()
-    return Published(report, build_site_from_store(url, site_dir, catalog_dir))

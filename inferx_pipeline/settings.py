@@ -7,6 +7,7 @@ Nothing in the package reads the environment at import time; commands build one
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -31,6 +32,19 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="Results database URL; default a SQLite file in the state dir."
     )
+    launcher: Literal["sim", "docker"] = Field(
+        default="sim", description="Where sweeps run: simulator child processes or Docker hosts."
+    )
+    runner_pools: Path | None = Field(
+        default=None, description="Runner-pools YAML (Docker hosts per SKU); default none."
+    )
+    registries: Path | None = Field(
+        default=None, description="Registry-config YAML for the image sensor; default Docker Hub."
+    )
+    recipes_repo: str | None = Field(
+        default=None, description="Git repository (path or URL) the recipe-change sensor watches."
+    )
+    recipes_branch: str = Field(default="main", description="Branch of recipes_repo to watch.")
 
     @property
     def recipes_dir(self) -> Path:
@@ -55,6 +69,11 @@ class Settings(BaseSettings):
     @property
     def site_dir(self) -> Path:
         return self.state / "site"
+
+    @property
+    def dagster_home(self) -> Path:
+        """The embedded Dagster instance's home (runs, event log, schedules)."""
+        return self.state / "dagster"
 
     @property
     def results_url(self) -> str:

@@ -4,4 +4,5 @@ pytest_plugins: list[str] = [
     "tests.services.docker_engine",
     "tests.services.postgres",
     "tests.services.chromium",
+    "tests.services.registry",
 ]

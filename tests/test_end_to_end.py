@@ -3,11 +3,13 @@
 One smoke-sized sweep of the four seed recipes (48 jobs) on the subprocess simulator is
 shared by the module; each test publishes its artifacts into a fresh database (SQLite,
 and the private PostgreSQL cluster) and checks the site against the stored rows with
-computations written out here (dominance by brute force, cost from the catalog price).
+computations written out here (dominance by brute force, tier values interpolated by hand,
+cost from the catalog price).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -25,6 +27,7 @@ from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.leaderboard.build import build_site_from_store
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
@@ -36,6 +39,7 @@ from inferx_pipeline.sweep.backends import simulator_backend
 from inferx_pipeline.sweep.report import SweepOptions, SweepReport
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.status import load_policy
+from tests.smoke import smoke_root
 
 SEEDS = (
     "qwen3.827b-bf16-mi325x-vllm-mtp",
@@ -43,10 +47,15 @@ SEEDS = (
     "qwen3.827b-fp8-h200-vllm-mtp",
     "minimaxm3-fp8-mi325x-vllm-agentic-mtp",
 )
-# Steps of ~0.5 ms: at 1000x faster, a loaded box coalesces a whole stream into one read,
-# E2EL equals TTFT and the point has no interactivity (it then drops off the site).
+# Interactivity is 1000 / TPOT, and the client measures a request's TPOT from the first
+# and last reads of its stream. At 50x real time a 1k/1k stream lasts ~0.1 s but an agentic
+# turn (~100 tokens) a few ms: a client that sleeps through a whole stream on a loaded box
+# reads it at once and measures no TPOT (TPOT 0, stored as null), and the point has no x
+# on the charts. Four agentic turns give the median four streams; the site checks below
+# hold for whichever points got a TPOT, and every point without one is checked against
+# its raw result, so no timing decides pass or fail.
 FAST_SIM = SimOptions(load_time_s=0, time_scale=0.02, startup_timeout_s=60)
-FAST = SweepOptions(num_prompts=1, think_time_scale=0, max_turns=1)
+FAST = SweepOptions(num_prompts=1, think_time_scale=0, max_turns=4)
 PRICE_TIER = "on-demand"
 # Columns that tell the points of one recipe apart (the job label) and one point.
 POINT = ["recipe_id", "tp", "ep", "dp_attn", "kv_offload", "conc"]
@@ -64,34 +73,12 @@ class Swept:
     settings: Settings
 
 
-def _smoke_root(root: Path) -> Path:
-    """A project root like the checkout's, whose validity rules accept millisecond points.
-
-    A smoke point lasts milliseconds of wall time and its client shares 2 cores with the
-    servers, so the minimum duration and the saturation rule would mark every row
-    invalid (``tests/bench`` tests those rules); nothing else differs.
-    """
-    real = Settings()
-    (root / "catalog").mkdir(parents=True)
-    (root / "recipes").symlink_to(real.recipes_dir)
-    (root / "golden_al_distribution").symlink_to(real.golden_dir)
-    for source in real.catalog_dir.iterdir():
-        (root / "catalog" / source.name).symlink_to(source)
-    validity = root / "catalog" / "bench-validity.yaml"
-    rules = yaml.safe_load(validity.read_text())
-    rules["min_duration_s"] = 0.0
-    rules["saturation"] = {"max_event_loop_lag_p99_ms": 1e9, "max_cpu_percent": 1e9}
-    validity.unlink()
-    validity.write_text(yaml.safe_dump(rules))
-    return root
-
-
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Swept]:
     base = tmp_path_factory.mktemp("e2e")
     with pytest.MonkeyPatch.context() as env:
         # Read by the in-process client and by each simulator child (it inherits it).
-        env.setenv("INFERX_ROOT", str(_smoke_root(base / "root")))
+        env.setenv("INFERX_ROOT", str(smoke_root(base / "root")))
         env.setenv("INFERX_STATE_DIR", str(base / "state"))
         settings = Settings()
         selection = Selection(recipes=SEEDS)
@@ -137,16 +124,29 @@ def _workload(row: pd.Series) -> str:
     return f"{row['scenario']}{sizes}{thinking}"
 
 
-def _brute_force_front(rows: pd.DataFrame, x: str, y: str) -> set[tuple[object, ...]]:
-    """Points no other point of their group matches on both axes and beats on one."""
-    front = set()
-    for _, group in rows.groupby(FRONT_GROUP):
+FrontPoints = list[tuple[float, float, tuple[object, ...]]]
+
+
+def _brute_force_fronts(
+    rows: pd.DataFrame, x: str, y: str
+) -> dict[tuple[object, ...], FrontPoints]:
+    """Per group, the (x, y, point) of every point no other point of the group matches on
+    both axes and beats on one, by ascending x."""
+    fronts = {}
+    for group_key, group in rows.groupby(FRONT_GROUP):
         points = list(group[[x, y, *POINT]].itertuples(index=False, name=None))
-        for px, py, *key in points:
-            dominated = any(qx >= px and qy >= py and (qx > px or qy > py) for qx, qy, *_ in points)
-            if not dominated:
-                front.add(tuple(key))
-    return front
+        front = [
+            (px, py, tuple(key))
+            for px, py, *key in points
+            if not any(qx >= px and qy >= py and (qx > px or qy > py) for qx, qy, *_ in points)
+        ]
+        fronts[group_key] = sorted(front, key=lambda point: (point[0], point[1]))
+    return fronts
+
+
+def _brute_force_front(rows: pd.DataFrame, x: str, y: str) -> set[tuple[object, ...]]:
+    """The points on their group's front."""
+    return {key for front in _brute_force_fronts(rows, x, y).values() for _, _, key in front}
 
 
 def _page_data(path: Path) -> dict[str, Any]:
@@ -156,9 +156,14 @@ def _page_data(path: Path) -> dict[str, Any]:
     return data
 
 
+def _kept(rows: pd.DataFrame) -> pd.Series:
+    """Rows the leaderboard keeps: valid, ok, with throughput."""
+    return rows["valid"] & (rows["status"] == "ok") & (rows["tput_per_gpu"] > 0)
+
+
 def _shown(rows: pd.DataFrame) -> pd.DataFrame:
-    keep = rows["valid"] & (rows["status"] == "ok") & (rows["tput_per_gpu"] > 0)
-    shown = rows.loc[keep & (rows["intvty_median"] > 0)].copy()
+    """Kept rows with interactivity (a point without a TPOT has no x to be drawn at)."""
+    shown = rows.loc[_kept(rows) & (rows["intvty_median"] > 0)].copy()
     shown["workload"] = shown.apply(_workload, axis=1)
     return shown
 
@@ -188,7 +193,7 @@ def test_one_row_per_job_and_ingest_is_idempotent(
     assert set(rows["recipe_id"]) == set(SEEDS)
 
 
-def test_per_gpu_throughput_is_the_raw_total_over_gpus(
+def test_per_gpu_throughput_and_interactivity_come_from_the_raw_result(
     swept: Swept, store_url: str, tmp_path: Path
 ) -> None:
     _publish(swept, store_url, tmp_path / "site")
@@ -197,13 +202,22 @@ def test_per_gpu_throughput_is_the_raw_total_over_gpus(
         assert row.gpus == row.tp
         assert row.tput_per_gpu == pytest.approx(raw.total_token_throughput / row.gpus)
         assert row.simulated and not row.official
+        # Null exactly where the client measured no TPOT (every stream read at once).
+        if raw.median_tpot_ms:
+            assert row.intvty_median == pytest.approx(1000 / raw.median_tpot_ms)
+            assert row.tpot_median_s == pytest.approx(raw.median_tpot_ms / 1000)
+        else:
+            assert pd.isna(row.intvty_median) and pd.isna(row.tpot_median_s), row.job_id
 
 
 def test_site_pages_fronts_costs_and_badges(swept: Swept, store_url: str, tmp_path: Path) -> None:
     published = _publish(swept, store_url, tmp_path / "site")
     site = tmp_path / "site"
-    shown = _shown(_rows(store_url))
-    assert len(shown) == 48, "the smoke policy keeps every measured point"
+    rows = _rows(store_url)
+    assert len(rows) == 48 and _kept(rows).all(), "the smoke policy keeps every measured point"
+    # A row without interactivity is one whose client measured no TPOT (each is tied to
+    # its raw result by the test above); the site draws every other row and none of these.
+    shown = _shown(rows)
     pages = {p.title: p.path for p in published.site.pages if p.kind == "model"}
     expected_pages = {
         f"{m} · {w}" for m, w in set(zip(shown["model"], shown["workload"], strict=True))
@@ -211,13 +225,17 @@ def test_site_pages_fronts_costs_and_badges(swept: Swept, store_url: str, tmp_pa
     assert set(pages) == expected_pages
     front = _brute_force_front(shown, "intvty_median", "tput_per_gpu")
     drawn: set[tuple[object, ...]] = set()
+    on_front: set[tuple[object, ...]] = set()
     for title, rel in pages.items():
         charts = _page_data(site / rel)["charts"]["median"]
         for trace in charts["throughput"]["data"]:
             assert {point[4] for point in trace["customdata"]} == {"simulated"}, title
+            points = _drawn_points(trace, shown)
+            drawn |= points
             if trace["name"] != "non-optimal points":
-                drawn.update(_drawn_points(trace, shown))
-    assert drawn == front
+                on_front |= points
+    assert on_front == front
+    assert drawn == set(shown[POINT].itertuples(index=False, name=None))
     _check_front_download(site, shown, front, swept.settings)
 
 
@@ -249,6 +267,63 @@ def _check_front_download(
     badge = '<td><span class="badge">simulated</span></td>'
     tier_rows = json.loads((site / "downloads" / "leaderboard.json").read_text())["rows"]
     assert (site / "table.html").read_text().count(badge) == len(tier_rows) > 0
+
+
+def _tiers_across(fronts: dict[tuple[object, ...], FrontPoints]) -> list[float]:
+    """Midway between every two adjacent front points, plus one tier below and one above all."""
+    xs = [x for front in fronts.values() for x, _, _ in front]
+    tiers = {min(xs) / 2, max(xs) * 2}
+    for front in fronts.values():
+        tiers |= {(a[0] + b[0]) / 2 for a, b in itertools.pairwise(front) if a[0] < b[0]}
+    return sorted(tiers)
+
+
+def _by_hand(front: FrontPoints, tier: float) -> tuple[str, float | None]:
+    """The tier value read off a front: linear between its bracketing points, never beyond."""
+    if tier > front[-1][0]:
+        return "not_reached", None
+    if tier < front[0][0]:
+        return "below_range", None
+    lo = [p for p in front if p[0] <= tier][-1]
+    hi = next(p for p in front if p[0] >= tier)
+    if hi[0] == lo[0]:
+        return "ok", lo[1]
+    return "ok", lo[1] + (tier - lo[0]) / (hi[0] - lo[0]) * (hi[1] - lo[1])
+
+
+def _catalog_with_tiers(settings: Settings, tiers: list[float], root: Path) -> Path:
+    """The smoke catalog with ``tiers`` as the leaderboard's interactivity tiers."""
+    catalog = root / "catalog"
+    catalog.mkdir()
+    for source in settings.catalog_dir.iterdir():
+        if source.name != "leaderboard.yaml":
+            (catalog / source.name).symlink_to(source.resolve())
+    policy = yaml.safe_load((settings.catalog_dir / "leaderboard.yaml").read_text())
+    policy |= {"tiers": tiers, "headline_tier": tiers[0]}
+    (catalog / "leaderboard.yaml").write_text(yaml.safe_dump(policy))
+    return catalog
+
+
+def test_tier_values_are_the_seed_fronts_interpolated_by_hand(swept: Swept, tmp_path: Path) -> None:
+    # The catalog's tiers (30-100 tok/s/user) lie far below what a 50x simulator reaches;
+    # tiers placed from the stored fronts make every group interpolate, or report a tier
+    # above or below its front, whatever interactivity this run measured.
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    _publish(swept, url, tmp_path / "site")
+    fronts = _brute_force_fronts(_shown(_rows(url)), "intvty_median", "tput_per_gpu")
+    tiers = _tiers_across(fronts)
+    catalog = _catalog_with_tiers(swept.settings, tiers, tmp_path)
+    build_site_from_store(url, tmp_path / "tiered", catalog)
+    document = json.loads((tmp_path / "tiered" / "downloads" / "leaderboard.json").read_text())
+    got = {
+        (tuple(row[k] for k in FRONT_GROUP), row["tier"]): (row["status"], row["tput_per_gpu"])
+        for row in document["rows"]
+    }
+    want = {(key, t): _by_hand(front, t) for key, front in fronts.items() for t in tiers}
+    assert got.keys() == want.keys()
+    for key, (status, value) in want.items():
+        assert got[key][0] == status, key
+        assert got[key][1] == (None if value is None else pytest.approx(value)), key
 
 
 def test_a_failed_rerun_loses_no_earlier_result(swept: Swept, tmp_path: Path) -> None:

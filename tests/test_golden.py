@@ -6,6 +6,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from inferx_pipeline.errors import GoldenCurveError
 from inferx_pipeline.golden import GoldenRegistry, load_golden
@@ -19,12 +20,22 @@ def golden() -> GoldenRegistry:
     return load_golden(ROOT / "golden_al_distribution")
 
 
-def test_every_inferencex_curve_is_imported(golden: GoldenRegistry) -> None:
+def test_every_inferencex_curve_is_imported_with_its_values(golden: GoldenRegistry) -> None:
+    sources = sorted(IMPORTED.glob("*.yaml"))
+    assert sources, f"no InferenceX curves under {IMPORTED}"
     shipped = {p.stem for p in (ROOT / "golden_al_distribution").glob("*.yaml")}
-    expected = {p.stem for p in IMPORTED.glob("*.yaml")} if IMPORTED.is_dir() else set()
-    assert expected <= shipped
+    assert {p.stem for p in sources} <= shipped
     assert set(golden.names()) == shipped
     assert "qwen3.8-27b_mtp" in shipped
+    for source in sources:
+        # InferenceX: {model key: {thinking_on: {K: AL}, thinking_off: {K: AL}}}
+        ((model_key, modes),) = yaml.safe_load(source.read_text()).items()
+        curve = golden.curve(source.stem)
+        assert curve.curve_model == model_key
+        assert {"on": curve.thinking_on, "off": curve.thinking_off} == {
+            "on": modes.get("thinking_on", {}),
+            "off": modes.get("thinking_off", {}),
+        }, source.stem
 
 
 def test_lookup_returns_al_and_provenance(golden: GoldenRegistry) -> None:

@@ -55,7 +55,11 @@ class RequestRecord:
 
     @property
     def tpot_s(self) -> float | None:
-        """(E2EL - TTFT) / (output tokens - 1); None with fewer than two output tokens."""
-        if self.output_tokens < 2:
+        """(E2EL - TTFT) / (output tokens - 1); None with fewer than two output tokens.
+
+        Also None when every chunk arrived in one socket read (one timestamp): the client
+        could not time the decode steps, and 0 would read as infinite interactivity.
+        """
+        if self.output_tokens < 2 or self.chunk_ns[-1] == self.chunk_ns[0]:
             return None
         return (self.chunk_ns[-1] - self.chunk_ns[0]) / NS_PER_S / (self.output_tokens - 1)

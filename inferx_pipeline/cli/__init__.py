@@ -24,6 +24,10 @@ COMMANDS: dict[str, str] = {
     "sim": "inferx_pipeline.cli.sim:sim",
     "sweep": "inferx_pipeline.cli.sweep:sweep",
     "publish": "inferx_pipeline.cli.publish:publish_command",
+    "materialize": "inferx_pipeline.cli.materialize:materialize",
+    "backfill": "inferx_pipeline.cli.backfill:backfill",
+    "images": "inferx_pipeline.cli.images:images",
+    "dagster": "inferx_pipeline.cli.dagster:dagster",
 }
 
 

@@ -1,4 +1,4 @@
-"""The job-selection flags that ``inferx matrix`` and ``inferx sweep`` share (one spelling)."""
+"""Job-selection flags shared by ``inferx matrix``, ``sweep``, ``materialize`` (one spelling)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,9 @@ F = TypeVar("F", bound=Callable[..., object])
 _KEYS = ("recipes", "skus", "frameworks", "families", "scenarios")
 
 
-def selection_options(command: F) -> F:
-    """Add ``PATHS...`` and the repeatable ``--recipe/--sku/--framework/--family/--scenario``."""
+def selection_flags(command: F) -> F:
+    """Add the repeatable ``--recipe/--sku/--framework/--family/--scenario`` filters."""
     decorators = [
-        click.argument("paths", nargs=-1, type=click.Path(path_type=Path)),
         click.option("--recipe", "recipes", multiple=True, help="Recipe-id glob (repeatable)."),
         click.option("--sku", "skus", multiple=True, help="SKU id (repeatable)."),
         click.option(
@@ -36,6 +35,12 @@ def selection_options(command: F) -> F:
     for decorate in reversed(decorators):
         command = decorate(command)
     return command
+
+
+def selection_options(command: F) -> F:
+    """Add ``PATHS...`` (recipe files or directories) and the ``selection_flags``."""
+    paths = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+    return paths(selection_flags(command))
 
 
 def pop_selection(flags: dict[str, object]) -> Selection:

@@ -197,6 +197,10 @@ def docker_client(host: DockerHost, timeout_s: float = 120.0) -> docker.DockerCl
             ca_cert=None if host.tls.ca is None else str(host.tls.ca),
             verify=str(host.tls.ca) if host.tls.verify and host.tls.ca else host.tls.verify,
         )
+    socket_path = host.url.removeprefix("unix://")
+    if host.url.startswith("unix://") and not Path(socket_path).is_socket():
+        # Checked here: docker-py leaks its socket object on a refused unix connection.
+        raise LaunchError(f"Docker host {host.url} is not reachable: no socket at {socket_path}")
     try:
         # The constructor asks the daemon for its API version: this is the reachability check.
         return docker.DockerClient(base_url=host.url, tls=tls or False, timeout=int(timeout_s))

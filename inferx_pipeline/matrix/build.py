@@ -6,6 +6,7 @@ one library call behind the command (and the Dagster ``sweep_matrix`` asset).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
@@ -18,7 +19,7 @@ from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.matrix.select import Selection, select
-from inferx_pipeline.recipes.loader import LoadedRecipe, load_recipes
+from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.strict import FrozenModel
 
@@ -46,6 +47,25 @@ class MatrixRequest(FrozenModel):
 
 def build_matrix(request: MatrixRequest, settings: Settings) -> list[BenchmarkJob]:
     """Selected jobs of ``request``; RecipeError (exit 2) listing every invalid recipe."""
+    loaded = load_matrix(request, settings)
+    loaded.recipes.raise_for_errors()
+    return loaded.jobs
+
+
+@dataclass(frozen=True)
+class LoadedMatrix:
+    """Every recipe as loaded (errors included) and the selected jobs of the valid ones."""
+
+    recipes: LoadResult
+    jobs: list[BenchmarkJob]
+
+
+def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
+    """Like ``build_matrix``, but invalid recipes are listed in ``recipes.errors``, not raised.
+
+    For long-lived callers (the Dagster definitions) that must keep serving the valid
+    recipes while one file is broken. Still raises MatrixError for identical jobs.
+    """
     catalog = cached_catalog(settings.catalog_dir)
     golden = load_golden(settings.golden_dir)
     loaded = load_recipes(
@@ -54,7 +74,6 @@ def build_matrix(request: MatrixRequest, settings: Settings) -> list[BenchmarkJo
         golden=golden,
         run_policy=request.policy,
     )
-    loaded.raise_for_errors()
     jobs = expand(
         loaded.recipes,
         golden=golden,
@@ -64,7 +83,7 @@ def build_matrix(request: MatrixRequest, settings: Settings) -> list[BenchmarkJo
         eval_policies=load_eval_policies(settings.catalog_dir) if request.evals else None,
         duplicates="keep" if request.allow_duplicates else "error",
     )
-    return select(jobs, _resolved(request, loaded.recipes, settings))
+    return LoadedMatrix(loaded, select(jobs, _resolved(request, loaded.recipes, settings)))
 
 
 def _resolved(request: MatrixRequest, loaded: list[LoadedRecipe], settings: Settings) -> Selection:

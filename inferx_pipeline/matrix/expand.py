@@ -202,6 +202,7 @@ def _row_jobs(parts: _RecipeParts, rp: _RowParts, label: str, ctx: _Context) -> 
         "runner": recipe.runner_label,
         "model": parts.model,
         "engine": parts.engine,
+        "image_track": recipe.engine.track,
         "spec": rp.spec,
         "scenario": "fixed-seq-len" if isinstance(block, FixedSeqLen) else "agentic-coding",
         "multinode": isinstance(row, MultinodeRow),

@@ -22,7 +22,9 @@ Engine
     ``engine``: ``framework`` (InferenceX framework name), ``image``, ``args`` (the
     recipe's server args, verbatim), ``env``, ``max_num_seqs_rule`` (fixed int, rule, or
     None), ``gpu_memory_utilization``, ``cudagraph_capture_sizes``; the job's resolved
-    ``max_num_seqs`` (for this conc) and ``max_model_len`` are top-level.
+    ``max_num_seqs`` (for this conc) and ``max_model_len`` are top-level. ``image_track``:
+    the recipe's ``engine.track`` rule (which new tags of the image the recipe follows);
+    not in the fingerprint, since following a tag changes no measurement.
 Speculative decoding
     ``spec``: ``arm`` (the search-space row's InferenceX label: none | mtp | ...),
     ``method``, ``draft_model``, ``draft_tokens``, ``topk``, ``verify_tokens``,
@@ -57,14 +59,16 @@ from typing import Literal
 import orjson
 from pydantic import Field, computed_field
 
+from inferx_pipeline.images.tracking import TrackRule
 from inferx_pipeline.recipes.scenarios import Component, ScenarioKind, Worker
 from inferx_pipeline.strict import FrozenModel
 
 ArgValue = str | int | float | bool | list[str | int | float] | None
 
 # Fields that identify where a job came from, or vary with concurrency: not in the fingerprint.
+# image_track says which other tags to run later; it changes nothing about this measurement.
 _NOT_FINGERPRINTED: frozenset[str] = frozenset(
-    {"recipe_id", "recipe_path", "conc", "max_num_seqs", "exp_name", "label"}
+    {"recipe_id", "recipe_path", "conc", "max_num_seqs", "exp_name", "label", "image_track"}
 )
 
 
@@ -170,6 +174,9 @@ class BenchmarkJob(FrozenModel):
     runner: str = Field(description="InferenceX runner label.")
     model: JobModel
     engine: JobEngine
+    image_track: TrackRule | None = Field(
+        description="Tags of the image's repository the recipe follows; None = pinned only."
+    )
     spec: JobSpec
     scenario: ScenarioKind
     isl: int | None = Field(description="Input tokens (fixed-seq-len).")

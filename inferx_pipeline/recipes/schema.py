@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from inferx_pipeline.images.tracking import TrackRule
 from inferx_pipeline.recipes.scenarios import Component, Scenarios
 from inferx_pipeline.strict import StrictModel
 
@@ -128,6 +129,14 @@ class EngineSpec(StrictModel):
         min_length=1,
         pattern=r"^\S+$",
         description="Container image reference repository:tag (InferenceX `image`).",
+    )
+    track: TrackRule | None = Field(
+        default=None,
+        description=(
+            "New tags of the image's repository this recipe follows besides the pinned one: "
+            "{tags: [fnmatch globs], newer-than-pinned: bool}; none = the pinned image only. "
+            "Sensors and backfills read it; a job's fingerprint does not."
+        ),
     )
     args: dict[str, ArgValue | None] | list[str] = Field(
         default_factory=dict,

@@ -141,12 +141,26 @@ def check_payload(raw: Mapping[str, Any]) -> None:
 
 
 def latencies_s(raw: Mapping[str, Any]) -> dict[str, float | None]:
-    """Every ``{metric}_{stat}_s`` column from its ``{stat}_{metric}_ms`` key (null stays null)."""
+    """Every ``{metric}_{stat}_s`` column from its ``{stat}_{metric}_ms`` key (null stays null;
+    a TPOT of 0 becomes null, see ``sampled_tpot``)."""
     out: dict[str, float | None] = {}
     for column, key in LATENCY_KEYS.items():
         value = checks.number(raw, key)
         out[column] = None if value is None else value / 1000.0
-    return out
+    return sampled_tpot(out)
+
+
+def sampled_tpot(latencies: Mapping[str, float | None]) -> dict[str, float | None]:
+    """``latencies`` (record columns) with every TPOT of exactly 0 made null.
+
+    No engine emits tokens in no time: a 0 is how a source spells "no TPOT sample" (vLLM's
+    ``np.mean(tpots or 0)`` when no request had two tokens; a client that read a whole
+    stream at once). Interactivity is null there too, so the row says "not measured" once.
+    """
+    return {
+        column: None if column.startswith("tpot_") and value == 0 else value
+        for column, value in latencies.items()
+    }
 
 
 def interactivity(raw: Mapping[str, Any]) -> dict[str, float | None]:

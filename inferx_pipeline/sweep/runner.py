@@ -36,6 +36,7 @@ from inferx_pipeline.sweep.report import (
     SweepReport,
 )
 from inferx_pipeline.sweep.reuse import ReuseIndex, client_version, point_identity
+from inferx_pipeline.sweep.runs import save_run
 from inferx_pipeline.sweep.status import SweepPolicy
 
 PointKey = tuple[str, int]
@@ -75,8 +76,9 @@ def run_sweep(
 ) -> SweepReport:
     """Measure ``jobs`` on ``backend``; one outcome per job, in the order given.
 
-    Raises only MatrixError (the same point selected twice); every failure of a server
-    or a measurement becomes that job's status.
+    Raises only MatrixError (the same point selected twice) and StoreError (the run's
+    record, ``runs/<run_id>.json``, cannot be written); every failure of a server or a
+    measurement becomes that job's status.
     """
     options = options or SweepOptions()
     groups = group_jobs(jobs)
@@ -104,7 +106,7 @@ def run_sweep(
         or JobOutcome.of(job, "cancelled", "sweep interrupted before this job")
         for job in jobs
     )
-    return SweepReport(
+    report = SweepReport(
         run_id=ctx.run_id,
         outcomes=outcomes,
         groups=len(groups),
@@ -112,6 +114,8 @@ def run_sweep(
         started_at=started,
         finished_at=time.time(),
     )
+    save_run(report, artifacts.root)
+    return report
 
 
 def _run_group(

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 
+from inferx_pipeline.bench.prometheus import scrape
 from inferx_pipeline.cli import cli
+from tests.bench.conftest import SIM_MODEL, SimProcess
 from tests.bench.server import TestServer, refused_url
+
+READY_TIMEOUT_S = 60.0
 
 
 def _run(*args: str) -> Result:
@@ -71,3 +79,39 @@ def test_agentic_dataset_from_the_cli(server: TestServer, tmp_path: Path) -> Non
     data = json.loads(out.read_text())
     assert data["agentic"]["sessions"] == 3 and data["agentic"]["turns"] == 6
     assert data["dataset"]["trace"] == "agentic-coding-small"
+
+
+def _wait_for_finished_requests(url: str, process: subprocess.Popen[str]) -> None:
+    # Readiness, not timing: the client has measured something once the server finished one.
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not scrape(url).get("vllm:e2e_request_latency_seconds_count"):
+        assert process.poll() is None, "inferx bench exited before measuring"
+        assert time.monotonic() < deadline, "no tokens streamed within the readiness deadline"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_writes_what_was_measured_marked_incomplete(
+    sim_process: SimProcess, tmp_path: Path
+) -> None:
+    out = tmp_path / "r.json"
+    argv = [sys.executable, "-m", "inferx_pipeline", "bench", "--endpoint", sim_process.url,
+            "--model", SIM_MODEL, "--input-len", "16", "--output-len", "32",
+            "--concurrency", "2", "--num-prompts", "2000", "--result", str(out)]  # fmt: skip
+    bench = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_finished_requests(sim_process.url, bench)
+        bench.send_signal(signal.SIGINT)
+        _, stderr = bench.communicate(timeout=60)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+            bench.wait(timeout=10)
+    assert bench.returncode == 130, stderr
+    assert stderr.splitlines()[-1] == f"interrupted: incomplete result; result written to {out}"
+    data = json.loads(out.read_text())
+    assert (data["status"], data["stop_reason"], data["valid"]) == (
+        "incomplete",
+        "interrupted",
+        False,
+    )
+    assert 0 < data["completed"] + data["failed"] < 2000

@@ -43,6 +43,13 @@ def test_single_token_request_has_no_tpot() -> None:
     assert _record(0, 0, [40], tokens=1).tpot_s is None
 
 
+def test_a_stream_read_in_one_go_has_no_tpot() -> None:
+    # Every chunk stamped at one read: the decode steps were not timed (not TPOT 0).
+    record = _record(0, 0, [40, 40, 40], tokens=96)
+    assert record.tpot_s is None
+    assert record.e2el_s == pytest.approx(0.040)
+
+
 def test_compute_pools_itl_and_skips_failures() -> None:
     a = _record(0, 0, [100, 110, 130], tokens=3, prompt=10)
     b = _record(1, 0, [200, 240], tokens=2, prompt=20)

@@ -1,4 +1,5 @@
-"""End to end against the test server: statuses, failure rates, acceptance, stop, deadline."""
+"""End to end against the test server (and a simulator process we kill): statuses, failure
+rates, acceptance, stop, deadline."""
 
 from __future__ import annotations
 
@@ -6,16 +7,20 @@ import asyncio
 import math
 import os
 import signal
+import subprocess
 
 import pytest
 
-from inferx_pipeline.bench.client import Request
+from inferx_pipeline.bench.client import HttpSender, Request, open_session
 from inferx_pipeline.bench.config import BenchConfig
 from inferx_pipeline.bench.datasets import RandomSpec
 from inferx_pipeline.bench.fake import FakeSender
 from inferx_pipeline.bench.load import StopSignal
 from inferx_pipeline.bench.records import RequestRecord
+from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.bench.runner import benchmark, on_first_sigint, run_benchmark
+from inferx_pipeline.tokens import default_tokenizer
+from tests.bench.conftest import SIM_MODEL, SimProcess
 from tests.bench.server import TestServer, refused_url
 
 
@@ -62,6 +67,56 @@ def test_mid_stream_close_fails_those_requests_only(server: TestServer) -> None:
     assert result.failed == 8 and result.status == "failed"
     server.behaviour.close_after = None
     assert benchmark(_config(server.url, num_prompts=8)).status == "ok"
+
+
+class KillingSender:
+    """Real HTTP, but SIGKILLs the server process the moment ``after`` requests completed.
+
+    Nothing else runs between that completion and the kill (no await in between), so the
+    requests still in flight are cut mid-stream and every later one finds no server.
+    """
+
+    def __init__(self, inner: HttpSender, process: subprocess.Popen[str], after: int) -> None:
+        self.inner, self.process, self.after = inner, process, after
+        self.completed = 0
+
+    async def send(self, request: Request) -> RequestRecord:
+        record = await self.inner.send(request)
+        self.completed += record.ok
+        if self.completed == self.after and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        return record
+
+
+def test_server_killed_mid_run_fails_the_rest_and_the_run_goes_on(
+    sim_process: SimProcess,
+) -> None:
+    config = _config(
+        sim_process.url, model=SIM_MODEL, concurrency=2, num_prompts=12,
+        dataset=RandomSpec(input_len=32, output_len=40),
+    )  # fmt: skip
+
+    async def measure() -> RawResult:
+        async with open_session(2, 30.0) as session:
+            count = default_tokenizer().count
+            inner = HttpSender(session, config.endpoint, "completions", SIM_MODEL, {}, count)
+            return await run_benchmark(config, sender=KillingSender(inner, sim_process.process, 4))
+
+    result = asyncio.run(measure())
+    assert sim_process.process.returncode == -signal.SIGKILL
+    # The other stream in flight at the kill ends early unless its last bytes were already read.
+    assert result.completed in (4, 5) and result.completed + result.failed == 12
+    assert result.status == "ok" and not result.valid
+    assert f"{result.failed} of 12 requests failed (more than 1%)" in result.invalid_reasons
+    url = f"{sim_process.url}/v1/completions"
+    failures = [e for e in result.errors if e]
+    cut = [e for e in failures if e.startswith(f"{url} closed the stream after ")]
+    refused = [e for e in failures if e.startswith(f"cannot connect to {url}: ")]
+    # At most the one other stream was cut; every request sent after the kill is refused
+    # (a pooled keep-alive connection to the dead server is retried once, then refused).
+    assert len(cut) <= 1 and len(cut) + len(refused) == len(failures) == result.failed
+    assert result.acceptance is None  # /metrics is gone after the run: no realized AL
 
 
 def test_refused_connection_fails_the_run_with_the_reason() -> None:

@@ -8,6 +8,8 @@ import pytest
 
 from inferx_pipeline.recipes.loader import LoadResult
 
+from .conftest import ROOT
+
 C = "tests/fixtures/recipes"
 SEED_QWEN35 = "recipes/qwen3.5/qwen3.5-fp8-mi300x-sglang-agentic-mtp.yaml"
 
@@ -22,8 +24,8 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "unknown-key.yaml": [
         f"{C}/unknown-key.yaml:4:3: engine.colour: unknown key; expected one of: args, "
-        "cudagraph-capture-sizes, env, framework, gpu-memory-utilization, image, max-num-seqs "
-        "[schema]"
+        "cudagraph-capture-sizes, env, framework, gpu-memory-utilization, image, max-num-seqs, "
+        "track [schema]"
     ],
     "fragment-error.yaml": [
         f"{C}/_fragments/bad-image.yaml:2:10: engine.image: got 'not an image'; expected a "
@@ -55,10 +57,23 @@ EXPECTED: dict[str, list[str]] = {
         "'qwen3.8-27b_mtp' was measured with thinking on only: a synthetic run must use a "
         "measured mode [thinking-explicit]"
     ],
+    "thinking-kwargs.yaml": [
+        f"{C}/thinking-kwargs.yaml:5:25: client.chat-template-kwargs: the client would send "
+        "chat-template kwargs {thinking_mode: disabled}; golden curve 'minimaxm3_eagle3' was "
+        "measured (thinking on) with {thinking_mode: enabled}: set client.chat-template-kwargs "
+        "to {thinking_mode: enabled}, so the server runs the measured mode [thinking-explicit]"
+    ],
     "golden-draft-length.yaml": [
         f"{C}/golden-draft-length.yaml:5:17: speculative.draft-tokens: golden curve "
         "'qwen3.8-27b_mtp' (thinking on) has no AL for 4 draft tokens; measured: 3 "
         "[golden-al-only]"
+    ],
+    "golden-missing-curve.yaml": [
+        f"{C}/golden-missing-curve.yaml:8:10: speculative.curve: golden curve "
+        f"'qwen3.8-27b_eagle3' not found in {ROOT}/golden_al_distribution; known curves: "
+        "dsv4-pro-0813-dspark, dsv4_mtp, glm5.2_mtp, kimik2.5_eagle3, kimik3_dspark, "
+        "kimik3_dspark_probabilistic_sample_method_block_rejection_sample_method, "
+        "minimaxm3_eagle3, minimaxm3_eagle3_gqa, qwen3.5_mtp, qwen3.8-27b_mtp [golden-al-only]"
     ],
     "golden-hand-set.yaml": [
         f"{C}/golden-hand-set.yaml:7:30: engine.env.SGLANG_SIMULATE_ACC_LEN: "
@@ -70,6 +85,13 @@ EXPECTED: dict[str, list[str]] = {
         "lmsysorg/sglang:v0.5.16-rocm720-mi30x; expected >= 3.11 and < 3.14 for the agentic "
         "client (AIPerf): use an image with a supported Python [image-facts]"
     ],
+    "image-track.yaml": [
+        f"{C}/image-track.yaml:5:10: engine.track: got a track rule on vllm/vllm-openai-rocm@"
+        "sha256:5027e95bf6ec536856b1b52a91d1f35ff5c564ab83e8a94758a169ff09bb8df3, pinned by "
+        "digest only; expected an image pinned by tag (repository:tag[@digest]) so new tags "
+        "can be compared with it: add the tag the digest was published as, or remove track "
+        "[image-track]"
+    ],
     "vendor-kv-offload.yaml": [
         f"{C}/vendor-kv-offload.yaml:11:31: scenarios.agentic-coding[0].search-space[1]."
         "kv-offload-backend: row agentic-coding[0].search-space[1] (tp8, conc [8, 16]): "
@@ -80,6 +102,11 @@ EXPECTED: dict[str, list[str]] = {
         f"{C}/agentic-spec-decoding.yaml:7:72: scenarios.agentic-coding[0].search-space[0]."
         "conc-list: got concurrency 24; agentic MTP on mi325x stops at 16 (catalog/policy.yaml)"
         " [agentic-spec-decoding]"
+    ],
+    "agentic-draft-steps.yaml": [
+        # One line for the recipe's draft length, not one per arm (the seed has five).
+        f"{C}/agentic-draft-steps.yaml:5:17: speculative.draft-tokens: got 1; agentic MTP on "
+        "mi325x keeps >= 2 draft steps (catalog/policy.yaml) [agentic-spec-decoding]"
     ],
     "agentic-no-spec.yaml": [
         f"{C}/agentic-no-spec.yaml:6:11: scenarios.agentic-coding[0].search-space[0]: row "

@@ -160,6 +160,7 @@ def test_rule_table_names() -> None:
         "golden-al-only",
         "engine-version-gate",
         "image-facts",
+        "image-track",
         "vendor-kv-offload",
         "agentic-spec-decoding",
         "memory-fit",

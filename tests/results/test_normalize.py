@@ -40,6 +40,19 @@ def test_interactivity_is_1000_over_tpot_ms_at_each_statistic() -> None:
     )
 
 
+def test_a_tpot_of_zero_is_no_sample_so_tpot_and_interactivity_are_null() -> None:
+    # vLLM writes np.mean(tpots or 0) when no request had two tokens; our client's TPOT is 0
+    # for a stream that arrived in one read. Neither is a measured TPOT.
+    zero = {f"{stat}_tpot_ms": 0.0 for stat in ("mean", "median", "p90", "p99")}
+    rec = _normalize(vllm_payload(**zero))
+    assert (rec.tpot_mean_s, rec.tpot_median_s, rec.tpot_p90_s, rec.tpot_p99_s) == (None,) * 4
+    assert (rec.intvty_mean, rec.intvty_median, rec.intvty_p90, rec.intvty_p99) == (None,) * 4
+    assert rec.ttft_median_s == pytest.approx(0.18) and rec.itl_median_s == pytest.approx(0.018)
+    only_median = _normalize(vllm_payload(median_tpot_ms=0.0))
+    assert only_median.tpot_median_s is None and only_median.intvty_median is None
+    assert only_median.tpot_mean_s == pytest.approx(0.02) and only_median.intvty_mean == 50.0
+
+
 def test_per_gpu_throughput_divides_by_tp_times_pp_times_pcp() -> None:
     rec = _normalize(raw_result_payload(), tp=2, pp=2, pcp=2)
     assert rec.gpus == 8

@@ -7,8 +7,8 @@ reads (catalog, golden curves, ``PolicyData`` from catalog/*.yaml); ``where`` (a
 ``LoadedRecipe``) places each finding at ``file:line:col`` of the offending node.
 
 Rules: ``thinking-explicit``, ``golden-al-only``, ``engine-version-gate``,
-``image-facts``, ``vendor-kv-offload``, ``agentic-spec-decoding``, ``memory-fit``,
-``referential`` (see each module's docstring).
+``image-facts``, ``image-track``, ``vendor-kv-offload``, ``agentic-spec-decoding``,
+``memory-fit``, ``referential`` (see each module's docstring).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.base import Rule, RuleContext, Where
 from inferx_pipeline.recipes.policy.data import PolicyData
-from inferx_pipeline.recipes.policy.images import engine_version_gate, image_facts
+from inferx_pipeline.recipes.policy.images import engine_version_gate, image_facts, image_track
 from inferx_pipeline.recipes.policy.memory import memory_fit
 from inferx_pipeline.recipes.policy.rows import (
     agentic_spec_decoding,
@@ -35,6 +35,7 @@ RULES: dict[str, Rule] = {
     "golden-al-only": golden_al_only,
     "engine-version-gate": engine_version_gate,
     "image-facts": image_facts,
+    "image-track": image_track,
     "vendor-kv-offload": vendor_kv_offload,
     "agentic-spec-decoding": agentic_spec_decoding,
     "memory-fit": memory_fit,

@@ -5,17 +5,24 @@
   catalog/version-gates.yaml). An unknown version where a gate applies is an error.
 - ``image-facts``: an agentic-coding recipe's image runs the client, so its Python must
   be in the client's range (catalog/policy.yaml); an image without that fact fails.
+- ``image-track``: a recipe that follows new tags (``engine.track``) pins its image by a
+  tag, since the rule compares tags with the pinned one (a digest-only pin has none);
+  ``newer-than-pinned`` needs a pinned tag with a version to compare against.
 """
 
 from __future__ import annotations
 
 import re
 
+from inferx_pipeline.errors import ImageRefError
+from inferx_pipeline.images.refs import ImageRef
+from inferx_pipeline.images.tracking import tag_version
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.base import RuleContext
 from inferx_pipeline.recipes.policy.data import PolicyData, VersionGate
 
 _IMAGE = ("engine", "image")
+_TRACK = ("engine", "track")
 
 
 def version_tuple(text: str) -> tuple[int, ...]:
@@ -142,3 +149,40 @@ def image_facts(ctx: RuleContext) -> list[Finding]:
             ),
         )
     ]
+
+
+def image_track(ctx: RuleContext) -> list[Finding]:
+    """Rule ``image-track`` (see the module doc)."""
+    track = ctx.recipe.engine.track
+    if track is None:
+        return []
+    image = ctx.recipe.engine.image
+    try:
+        pinned = ImageRef.parse(image)
+    except ImageRefError as err:
+        return [ctx.finding("image-track", _IMAGE, f"{err}; track needs a parsable image")]
+    if pinned.tag is None:
+        return [
+            ctx.finding(
+                "image-track",
+                _TRACK,
+                (
+                    f"got a track rule on {image}, pinned by digest only; expected an image "
+                    "pinned by tag (repository:tag[@digest]) so new tags can be compared with "
+                    "it: add the tag the digest was published as, or remove track"
+                ),
+            )
+        ]
+    if track.newer_than_pinned and tag_version(pinned.tag) is None:
+        return [
+            ctx.finding(
+                "image-track",
+                (*_TRACK, "newer-than-pinned"),
+                (
+                    f"got newer-than-pinned with pinned tag {pinned.tag!r}, which has no "
+                    "version (e.g. v0.5.16-...), so no tag is ever newer; pin a versioned tag "
+                    "or drop newer-than-pinned and follow tags by glob"
+                ),
+            )
+        ]
+    return []

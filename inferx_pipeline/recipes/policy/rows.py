@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
+from inferx_pipeline.recipes.policy.data import AgenticMtp
 from inferx_pipeline.recipes.scenarios import MultinodeRow, SingleNodeRow, Worker
 
 
@@ -57,8 +58,8 @@ def vendor_kv_offload(ctx: RuleContext) -> list[Finding]:
 def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
     """Rule ``agentic-spec-decoding`` (see the module doc)."""
     grid = ctx.data.agentic_mtp.get(ctx.recipe.sku)
-    spec = ctx.recipe.speculative
     out: list[Finding] = []
+    speculating = False
     for ref in rows(ctx.recipe):
         if ref.kind != "agentic-coding":
             continue
@@ -75,6 +76,7 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                 )
             )
             continue
+        speculating = True
         if grid is None:
             continue
         over = [c for c in ref.row.concurrencies() if c > grid.max_conc]
@@ -90,19 +92,28 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                     ),
                 )
             )
-        if spec.draft_tokens is not None and spec.draft_tokens < grid.min_draft_tokens:
-            out.append(
-                ctx.finding(
-                    "agentic-spec-decoding",
-                    ("speculative", "draft-tokens"),
-                    (
-                        f"got {spec.draft_tokens}; agentic MTP on {ctx.recipe.sku} keeps >= "
-                        f"{grid.min_draft_tokens} draft steps (catalog/policy.yaml)"
-                        + _inferencex_runs_it(ctx)
-                    ),
-                )
-            )
+    if speculating and grid is not None:
+        out.extend(_draft_length(ctx, grid))
     return out
+
+
+def _draft_length(ctx: RuleContext, grid: AgenticMtp) -> list[Finding]:
+    # The draft length is the recipe's, not a row's: one finding however many arms use it.
+    # None (the engine's default draft length) is not judged.
+    draft_tokens = ctx.recipe.speculative.draft_tokens
+    if draft_tokens is None or draft_tokens >= grid.min_draft_tokens:
+        return []
+    return [
+        ctx.finding(
+            "agentic-spec-decoding",
+            ("speculative", "draft-tokens"),
+            (
+                f"got {draft_tokens}; agentic MTP on {ctx.recipe.sku} keeps >= "
+                f"{grid.min_draft_tokens} draft steps (catalog/policy.yaml)"
+                + _inferencex_runs_it(ctx)
+            ),
+        )
+    ]
 
 
 def _inferencex_runs_it(ctx: RuleContext) -> str:

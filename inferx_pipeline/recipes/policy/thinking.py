@@ -3,13 +3,17 @@
 - ``thinking-explicit``: a family with a switchable thinking mode names it; a family
   without one does not; an always-thinking family is never ``off`` (left unset it runs
   ``on``, see ``served_thinking``, which the matrix uses too); a synthetic run's mode
-  was measured by its curve.
+  was measured by its curve, and its client sends the chat-template kwargs the curve was
+  measured with (each family spells the switch its own way: ``enable_thinking``,
+  ``thinking``, ``thinking_mode``; the wrong key leaves the template's default mode on).
 - ``golden-al-only``: a synthetic AL comes only from a golden curve that exists for
   this family, thinking mode and draft length; nobody sets the engines' AL knobs by
   hand; a curve measured at another precision is a warning naming both.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError
@@ -85,6 +89,7 @@ def thinking_explicit(ctx: RuleContext) -> list[Finding]:
             )
         )
     out.extend(_curve_mode(ctx))
+    out.extend(_curve_kwargs(ctx))
     return out
 
 
@@ -104,6 +109,64 @@ def _curve_mode(ctx: RuleContext) -> list[Finding]:
             (
                 f"got thinking {mode}; golden curve {spec.curve!r} was measured with thinking "
                 f"{measured} only: a synthetic run must use a measured mode"
+            ),
+        )
+    ]
+
+
+def client_chat_kwargs(recipe: Recipe) -> dict[str, str | int | float | bool]:
+    """The chat-template kwargs the matrix gives the client for ``recipe``.
+
+    The recipe's ``client.chat-template-kwargs`` when set; else ``enable_thinking`` from
+    an explicit thinking mode; else none. The completions API sends no chat template.
+    Keep in step with ``matrix.expand._chat_kwargs``.
+    """
+    if recipe.client.api == "completions":
+        return {}
+    if recipe.client.chat_template_kwargs is not None:
+        return dict(recipe.client.chat_template_kwargs)
+    if recipe.model.thinking is None:
+        return {}
+    return {"enable_thinking": recipe.model.thinking == "on"}
+
+
+def _flow(kwargs: Mapping[str, str | int | float | bool]) -> str:
+    # The YAML flow mapping a person would paste under client.chat-template-kwargs.
+    def value(v: str | int | float | bool) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v)
+
+    return "{" + ", ".join(f"{k}: {value(v)}" for k, v in kwargs.items()) + "}"
+
+
+def _curve_kwargs(ctx: RuleContext) -> list[Finding]:
+    spec = ctx.recipe.speculative
+    if spec.acceptance != "synthetic" or spec.curve is None or spec.curve not in ctx.golden.names():
+        return []
+    mode = served_thinking(ctx.recipe, ctx.catalog)
+    wanted = ctx.golden.curve(spec.curve).chat_template_kwargs.get(mode or "")
+    if not wanted:
+        return []  # the curve does not record how it prompted: nothing to compare
+    sent = client_chat_kwargs(ctx.recipe)
+    if all(key in sent and sent[key] == value for key, value in wanted.items()):
+        return []
+    client = ctx.recipe.client
+    fix = (
+        f"set client.chat-template-kwargs to {_flow((client.chat_template_kwargs or {}) | wanted)}"
+    )
+    if client.api == "completions":
+        how, fix = (
+            "sends no chat template (client.api: completions)",
+            f"use client.api: chat and {fix}",
+        )
+    else:
+        how = f"would send chat-template kwargs {_flow(sent)}"
+    return [
+        ctx.finding(
+            "thinking-explicit",
+            ("client", "chat-template-kwargs"),
+            (
+                f"the client {how}; golden curve {spec.curve!r} was measured (thinking {mode}) "
+                f"with {_flow(wanted)}: {fix}, so the server runs the measured mode"
             ),
         )
     ]

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from inferx_pipeline.results import checks
 from inferx_pipeline.results.importers.identity import ImportContext, resolve_identity, resolve_run
-from inferx_pipeline.results.normalize import METRICS, STATS
+from inferx_pipeline.results.normalize import METRICS, STATS, sampled_tpot
 from inferx_pipeline.results.record import ResultRecord, Source, image_tag, result_id
 
 REQUIRED_KEYS: tuple[str, ...] = ("hw", "conc", "model", "framework", "precision", "tp")
@@ -59,7 +59,9 @@ class InferencexImporter:
         check_row(payload)
         identity = resolve_identity(_identity_fields(payload), context)
         run = resolve_run({}, context, artifact_sha256=artifact_sha256, default_official=True)
-        latencies = {col: checks.number(payload, key) for col, key in LATENCY_KEYS.items()}
+        latencies = sampled_tpot(
+            {col: checks.number(payload, key) for col, key in LATENCY_KEYS.items()}
+        )
         total = _num(payload, "tput_per_gpu")
         output = _num(payload, "output_tput_per_gpu")
         given_input = checks.number(payload, "input_tput_per_gpu")

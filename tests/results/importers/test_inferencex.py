@@ -79,6 +79,12 @@ def test_old_rows_without_input_throughput_derive_it() -> None:
     assert _import(row).input_tput_per_gpu == 750.0
 
 
+def test_a_tpot_of_zero_is_no_sample() -> None:
+    rec = _import(agg_row(median_tpot=0.0, median_intvty=None))
+    assert rec.tpot_median_s is None and rec.intvty_median is None
+    assert rec.tpot_mean_s == pytest.approx(0.02) and rec.intvty_mean == pytest.approx(50.0)
+
+
 def test_detected_by_keys() -> None:
     assert importer_for(agg_row(), None).kind == "inferencex"
 

@@ -1,0 +1,224 @@
+"""Dagster's overhead: per partition run (wall time minus the sweep's own time) and per sensor tick.
+
+Two measurements on a generated project of 200 recipes (100 copies of each vLLM seed,
+each with its own id and nightly image; half track ``nightly-*``, half use a golden
+curve):
+
+- Partition runs, in this process on a fresh instance: a range run of two partitions
+  of one recipe through ``execute_in_process``, timed against the same sweep called
+  directly (``run_sweep``, the baseline, measured in the same run). Overhead = Dagster
+  wall time - direct wall time, median of ``REPEATS``.
+- Sensor ticks: each change sensor's tick with one change pending (a new image tag in
+  an in-memory registry, an edited golden curve, one new commit in a local git
+  repository), against loading the 200 recipes' matrix once (the baseline).
+
+The real-time simulator is sped up (time scale 0.02, one request per point) so the
+benchmark time is small next to the overhead it brackets. Targets: under 2 s per run,
+under 1 s per tick.
+
+    .venv/bin/python benchmarks/pipeline_overhead.py
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import dagster as dg
+import yaml
+
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.defs.definitions import build_definitions
+from inferx_pipeline.defs.execute import local_instance, run_cells_in_process
+from inferx_pipeline.defs.resources import LauncherResource, RecipeRepoResource
+from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.images.fake import FakeRegistry
+from inferx_pipeline.images.registry import Registries
+from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
+from inferx_pipeline.matrix.partitions import cell_jobs, ladders, pinned_cells
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.backends import simulator_backend
+from inferx_pipeline.sweep.report import SweepOptions
+from inferx_pipeline.sweep.runner import run_sweep
+from inferx_pipeline.sweep.status import load_policy
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPES = 200
+REPEATS = 5
+RUN_TARGET_S = 2.0
+TICK_TARGET_S = 1.0
+SEEDS = {
+    "h200": ROOT / "recipes/qwen3.8-27b/qwen3.827b-fp8-h200-vllm-mtp.yaml",
+    "mi325x": ROOT / "recipes/qwen3.8-27b/qwen3.827b-bf16-mi325x-vllm-mtp.yaml",
+}
+FAST = LauncherResource(time_scale=0.02, load_time_s=0.0, num_prompts=1, max_turns=1, force=True)
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+}  # fmt: skip
+
+
+def _project(root: Path) -> Path:
+    """A project root with 200 generated recipes and the checkout's catalog and curves."""
+    shutil.copytree(ROOT / "catalog", root / "catalog")
+    validity = root / "catalog" / "bench-validity.yaml"
+    rules = yaml.safe_load(validity.read_text())
+    rules["min_duration_s"] = 0.0  # points of milliseconds: judged, not hidden
+    validity.write_text(yaml.safe_dump(rules))
+    shutil.copytree(ROOT / "golden_al_distribution", root / "golden_al_distribution")
+    shutil.copytree(ROOT / "recipes" / "_fragments", root / "recipes" / "_fragments")
+    (root / "recipes" / "bench").mkdir()
+    for index in range(RECIPES):
+        sku = "h200" if index % 2 == 0 else "mi325x"
+        doc = SEEDS[sku].read_text().replace("../_fragments/", "../_fragments/")
+        doc = doc.replace("\nid: ", f"\nid: bench{index:03d}-").replace(
+            ":nightly-", f":nightly-{index:03d}"
+        )
+        (root / "recipes" / "bench" / f"bench{index:03d}.yaml").write_text(doc)
+    return root
+
+
+def _timed(action: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    action()
+    return time.perf_counter() - started
+
+
+def _runs(settings: Settings) -> tuple[list[float], list[float]]:
+    """(Dagster range-run wall times, direct run_sweep wall times), seconds."""
+    matrix = load_matrix(MatrixRequest(paths=()), settings)
+    recipe = matrix.jobs[0].recipe_id
+    jobs = [job for job in matrix.jobs if job.recipe_id == recipe and job.conc in (1, 2)]
+    cells = sorted(pinned_cells(jobs), key=lambda cell: cell.conc)
+    defs = build_definitions(settings, resources={"launcher": FAST})
+    instance = local_instance(settings.dagster_home)
+    catalog = cached_catalog(settings.catalog_dir)
+    policy = load_policy(settings.catalog_dir)
+    sim = SimOptions(time_scale=0.02, load_time_s=0.0)
+    options = SweepOptions(num_prompts=1, max_turns=1, force=True)
+    ladder = ladders(matrix.jobs)
+    selected = cell_jobs(jobs, cells)
+
+    def direct() -> None:
+        run_id = uuid.uuid4().hex
+        run_sweep(
+            selected,
+            backend=simulator_backend(catalog, settings.state / "logs" / run_id, sim),
+            artifacts=ArtifactStore(settings.artifacts_dir),
+            policy=policy,
+            options=options,
+            run_id=run_id,
+        )
+
+    def in_dagster() -> None:
+        (run,) = run_cells_in_process(defs, instance, cells, ladder, reason="bench")
+        assert run.status == "SUCCESS" and run.jobs == len(selected), run
+
+    dagster_s, direct_s = [], []
+    for _ in range(REPEATS):
+        dagster_s.append(_timed(in_dagster))
+        direct_s.append(_timed(direct))
+    instance.dispose()
+    return dagster_s, direct_s
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
+        env={**os.environ, **GIT_ENV},
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def _tick(
+    defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None
+) -> tuple[float, str | None, int]:
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})
+    )
+    sensor = defs.resolve_sensor_def(name)
+    started = time.perf_counter()
+    data = sensor.evaluate_tick(context)
+    return time.perf_counter() - started, data.cursor, len(data.run_requests or [])
+
+
+def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
+    """Seconds of one tick with one pending change, and the runs it requested, per sensor."""
+    registry = FakeRegistry()
+    for name in ("vllm/vllm-openai", "vllm/vllm-openai-rocm"):
+        registry.push(name, "nightly-000")
+    registries = Registries(clients={"docker.io": registry})
+    repo = work / "git"
+    shutil.copytree(settings.root, repo, ignore=shutil.ignore_patterns(".inferx"))
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "seed")
+    defs = build_definitions(
+        settings,
+        resources={"registries": registries, "recipes_repo": RecipeRepoResource(source=str(repo))},
+    )
+    timings = {}
+    with dg.instance_for_test() as instance:
+        _, image_cursor, _ = _tick(defs, "new_image_tags", instance, None)
+        registry.push("vllm/vllm-openai", "nightly-zzz")
+        seconds, _, runs = _tick(defs, "new_image_tags", instance, image_cursor)
+        timings["new_image_tags"] = (seconds, runs)
+        _, curve_cursor, _ = _tick(defs, "golden_curve_changes", instance, None)
+        curve = settings.golden_dir / "qwen3.8-27b_mtp.yaml"
+        curve.write_text(curve.read_text().replace("3: 2.51", "3: 2.52"))
+        seconds, _, runs = _tick(defs, "golden_curve_changes", instance, curve_cursor)
+        timings["golden_curve_changes"] = (seconds, runs)
+        _, git_cursor, _ = _tick(defs, "merged_recipe_changes", instance, None)
+        changed = repo / "recipes/bench/bench000.yaml"
+        changed.write_text(changed.read_text() + "notes: tuned\n")
+        _git(repo, "commit", "-q", "-am", "tune bench000")
+        seconds, _, runs = _tick(defs, "merged_recipe_changes", instance, git_cursor)
+        timings["merged_recipe_changes"] = (seconds, runs)
+    return timings
+
+
+def main() -> None:
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+    with tempfile.TemporaryDirectory(prefix="inferx-overhead-") as tmp:
+        work = Path(tmp)
+        root = _project(work / "root")
+        os.environ["INFERX_ROOT"] = str(root)  # read by the simulator children and the client
+        os.environ["INFERX_STATE_DIR"] = str(work / "state")
+        settings = Settings()
+        matrix_s = min(
+            _timed(lambda: load_matrix(MatrixRequest(paths=()), settings)) for _ in range(3)
+        )
+        jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
+        print(
+            f"project: {RECIPES} recipes, {len(jobs)} jobs; matrix load {matrix_s:.3f} s (baseline)"
+        )
+        dagster_s, direct_s = _runs(settings)
+        run_dagster, run_direct = statistics.median(dagster_s), statistics.median(direct_s)
+        overhead = run_dagster - run_direct
+        print(
+            f"partition run (2 partitions, one server), median of {REPEATS}: Dagster "
+            f"{run_dagster:.3f} s, direct run_sweep {run_direct:.3f} s, ratio "
+            f"{run_dagster / run_direct:.2f}x; overhead {overhead:.3f} s per run "
+            f"({overhead / RUN_TARGET_S:.2f} of the {RUN_TARGET_S:.0f} s target)"
+        )
+        for name, (seconds, runs) in _ticks(settings, work).items():
+            print(
+                f"sensor tick {name:<24} {seconds:.3f} s ({seconds / matrix_s:.1f}x the matrix "
+                f"load; {runs} run requests; {seconds / TICK_TARGET_S:.2f} of the "
+                f"{TICK_TARGET_S:.0f} s target)"
+            )
+
+
+if __name__ == "__main__":
+    main()

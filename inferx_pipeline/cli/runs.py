@@ -1,0 +1,115 @@
+"""What ``inferx materialize`` and ``inferx backfill`` share: run cells through Dagster, report.
+
+In this process on the instance at ``--dagster-home`` (default ``.inferx/dagster``),
+then the publish job; or, with ``--webserver``, queued on a deployment.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TypeVar
+
+import click
+import dagster as dg
+from rich.console import Console
+from rich.table import Table
+
+from inferx_pipeline.cli.launch_flags import pop_launcher, pop_sweep_options
+from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
+from inferx_pipeline.defs.execute import (
+    RangeRun,
+    graphql_client,
+    local_instance,
+    publish_in_process,
+    run_cells_in_process,
+    submit_cells,
+)
+from inferx_pipeline.defs.resources import LauncherResource
+from inferx_pipeline.matrix.partitions import Cell
+from inferx_pipeline.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+# The Dagster instance a command reads or records in (the webserver's, or the embedded one).
+dagster_home_option = click.option(
+    "--dagster-home",
+    envvar="DAGSTER_HOME",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Dagster instance directory [default: DAGSTER_HOME, else .inferx/dagster].",
+)
+
+
+def dagster_options(command: F) -> F:
+    """Add ``--webserver``, ``--dagster-home`` and ``--publish/--no-publish``."""
+    decorators = [
+        click.option(
+            "--webserver",
+            default=None,
+            help="Queue the runs on the Dagster deployment at this URL instead of running here.",
+        ),
+        dagster_home_option,
+        click.option(
+            "--publish/--no-publish",
+            default=True,
+            show_default=True,
+            help="Ingest results and rebuild the leaderboard after the runs (here only).",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    return command
+
+
+def _table(runs: Iterable[RangeRun]) -> Table:
+    table = Table(title="Dagster runs")
+    for column in ("sku", "image", "concurrency", "run", "status", "jobs"):
+        table.add_column(column, overflow="fold")
+    for run in runs:
+        concs = run.cells.concs
+        span = str(concs[0]) if len(concs) == 1 else f"{concs[0]}..{concs[-1]}"
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(run.counts.items()))
+        table.add_row(run.cells.sku, run.cells.image, span, run.run_id[:8], run.status, counts)
+    return table
+
+
+def run_cells(
+    settings: Settings,
+    cells: list[Cell],
+    flags: dict[str, object],
+    *,
+    reason: str,
+    tags: dict[str, str] | None = None,
+) -> None:
+    """Run (or queue) ``cells`` as the shared flags say; print the runs and the site path.
+
+    Exits 1 when a run failed (its outcomes are still recorded and published).
+    """
+    webserver = flags.pop("webserver")
+    home = flags.pop("dagster_home")
+    publish = bool(flags.pop("publish"))
+    launcher = LauncherResource.of(pop_launcher(flags), pop_sweep_options(flags))
+    ladder_of = sku_ladders(settings)
+    console = Console()
+    if isinstance(webserver, str):
+        client = graphql_client(webserver)
+        console.print(_table(submit_cells(client, cells, ladder_of, reason=reason, tags=tags)))
+        return
+    # Dagster flags pools and single-run backfills as beta on every load; we use them on purpose.
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+    defs = build_definitions(settings, resources={"launcher": launcher})
+    instance = local_instance(home if isinstance(home, Path) else settings.dagster_home)
+    runs = run_cells_in_process(defs, instance, cells, ladder_of, reason=reason, tags=tags)
+    console.print(_table(runs))
+    failed = [run for run in runs if run.status != "SUCCESS"]
+    if publish:
+        published = publish_in_process(defs, instance)
+        if not published.success:
+            raise click.ClickException(f"publish run {published.run_id} failed; see its logs")
+        click.echo(str(settings.site_dir / "index.html"))
+    if failed:
+        click.get_current_context().exit(1)

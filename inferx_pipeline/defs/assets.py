@@ -1,0 +1,267 @@
+"""The asset graph: recipes -> golden_curves -> sweep_matrix -> sweep/<sku> -> results -> site.
+
+Asset bodies orchestrate: they call the library and return ``dg.MaterializeResult``
+with what a person wants to see. Nothing is passed through an IO manager: recipes and
+curves are files, sweeps record into the artifact store, results live in the results
+database, the leaderboard is a directory; each asset reads its inputs from there.
+
+A sweep run over several partitions measures every cell of the run in one
+``run_sweep`` call, so each server group starts once for all its concurrencies. A run
+in which any job fails still records every outcome (nothing measured is lost), then
+fails, so its partitions show as failed and a retry measures only what is missing
+(good points are reused).
+"""
+
+# No `from __future__ import annotations`: Dagster reads these annotations at run time.
+from collections.abc import Sequence
+
+import dagster as dg
+
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.defs import metadata
+from inferx_pipeline.defs.partitions import IMAGES_NAME, cells_of, sweep_partitions
+from inferx_pipeline.defs.resources import LauncherResource, ProjectResource, ResultsResource
+from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
+from inferx_pipeline.golden import load_golden
+from inferx_pipeline.leaderboard.build import build_site_from_store
+from inferx_pipeline.leaderboard.completeness import site_gaps
+from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.partitions import cell_jobs, pinned_cells
+from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.pipeline import ingest_artifacts
+from inferx_pipeline.recipes.loader import load_recipes
+from inferx_pipeline.results.store import ResultStore
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.groups import ServerGroup
+from inferx_pipeline.sweep.report import JobOutcome
+from inferx_pipeline.sweep.runner import run_sweep
+from inferx_pipeline.sweep.sanity import check_points
+from inferx_pipeline.sweep.status import load_policy
+
+POLICY_CHECK = "policy_rules"
+SANITY_CHECK = "result_sanity"
+COMPLETENESS_CHECK = "completeness"
+RECIPES = dg.AssetKey("recipes")
+GOLDEN_CURVES = dg.AssetKey("golden_curves")
+SWEEP_MATRIX = dg.AssetKey("sweep_matrix")
+NORMALIZED_RESULTS = dg.AssetKey("normalized_results")
+LEADERBOARD = dg.AssetKey("leaderboard")
+
+
+def sweep_key(sku: str) -> dg.AssetKey:
+    """The sweep asset of ``sku``: ``sweep/<sku>``."""
+    return dg.AssetKey(["sweep", sku])
+
+
+def pool_name(sku: str) -> str:
+    """The Dagster pool bounding concurrent runs on ``sku``'s GPUs."""
+    return f"gpu-{sku}"
+
+
+@dg.asset(
+    key=RECIPES,
+    group_name="recipes",
+    check_specs=[
+        dg.AssetCheckSpec(
+            POLICY_CHECK,
+            asset=RECIPES,
+            blocking=True,
+            description="Every recipe parses and passes the pre-GPU policy rules.",
+        )
+    ],
+)
+def recipes(project: ProjectResource) -> dg.MaterializeResult:
+    """Every recipe under recipes/, validated: count, errors (file:line, rule) and warnings."""
+    settings = project.settings()
+    catalog = cached_catalog(settings.catalog_dir)
+    loaded = load_recipes(
+        (settings.recipes_dir,), catalog=catalog, golden=load_golden(settings.golden_dir)
+    )
+    check = dg.AssetCheckResult(
+        check_name=POLICY_CHECK,
+        passed=loaded.ok,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=metadata.policy_metadata(loaded),
+    )
+    return dg.MaterializeResult(metadata=metadata.recipe_metadata(loaded), check_results=[check])
+
+
+@dg.asset(key=GOLDEN_CURVES, deps=[RECIPES], group_name="recipes")
+def golden_curves(project: ProjectResource) -> dg.MaterializeResult:
+    """The golden acceptance-length curves, with provenance and content hashes."""
+    golden = load_golden(project.settings().golden_dir)
+    return dg.MaterializeResult(metadata=metadata.curve_metadata(golden))
+
+
+@dg.asset(key=SWEEP_MATRIX, deps=[GOLDEN_CURVES], group_name="recipes")
+def sweep_matrix(
+    context: dg.AssetExecutionContext, project: ProjectResource
+) -> dg.MaterializeResult:
+    """The job matrix of every valid recipe; registers the recipes' pinned images as partitions."""
+    matrix = load_matrix(MatrixRequest(paths=()), project.settings())
+    images = sorted({cell.image for cell in pinned_cells(matrix.jobs)})
+    known = set(context.instance.get_dynamic_partitions(IMAGES_NAME))
+    context.instance.add_dynamic_partitions(IMAGES_NAME, [i for i in images if i not in known])
+    return dg.MaterializeResult(metadata=metadata.matrix_metadata(matrix.jobs, images))
+
+
+class LogProgress:
+    """Sweep progress as lines in the run's log."""
+
+    def __init__(self, log: dg.DagsterLogManager) -> None:
+        self.log = log
+
+    def group_started(self, group: ServerGroup, index: int, total: int) -> None:
+        concs = ", ".join(str(c) for c in group.concurrencies)
+        self.log.info(f"server group {index + 1}/{total}: {group.name} at concurrency {concs}")
+
+    def point_started(self, job: BenchmarkJob) -> None:
+        self.log.info(f"measuring {job.job_id}")
+
+    def point_finished(self, outcome: JobOutcome) -> None:
+        detail = f": {outcome.message}" if outcome.message else ""
+        self.log.info(f"{outcome.job_id} {outcome.status}{detail}")
+
+    def group_finished(self, group: ServerGroup) -> None:
+        return None
+
+
+def _settings_for_run(context: dg.AssetExecutionContext, project: ProjectResource) -> Settings:
+    """The project, or its recipes as of the commit a merged-recipe run was requested for."""
+    settings = project.settings()
+    commit = context.run.tags.get(COMMIT_TAG)
+    if commit is None:
+        return settings
+    tree = commit_tree(settings.state, commit)
+    if not tree.is_dir():
+        context.log.warning(f"no exported tree of commit {commit} at {tree}; using {settings.root}")
+        return settings
+    context.log.info(f"recipes as of commit {commit} ({tree})")
+    return Settings(root=tree, state_dir=settings.state)
+
+
+def _measure(
+    context: dg.AssetExecutionContext,
+    sku: str,
+    project: ProjectResource,
+    launcher: LauncherResource,
+) -> dg.MaterializeResult:
+    settings = _settings_for_run(context, project)
+    cells = cells_of(sku, context.partition_keys)
+    matrix = load_matrix(MatrixRequest(paths=(), selection=Selection(skus=(sku,))), settings)
+    jobs = cell_jobs(matrix.jobs, cells)
+    artifacts = project.artifacts()
+    policy = load_policy(settings.catalog_dir)
+    report = run_sweep(
+        jobs,
+        backend=launcher.source(settings, run_id=context.run.run_id, skus=[sku]),
+        artifacts=artifacts,
+        policy=policy,
+        options=launcher.options(),
+        progress=LogProgress(context.log),
+        run_id=context.run.run_id,
+    )
+    shown = metadata.sweep_metadata(report, jobs, cells, artifacts)
+    failed = [o for o in report.outcomes if not o.good]
+    if failed:
+        first = failed[0]
+        raise dg.Failure(
+            description=(
+                f"{len(failed)} of {len(jobs)} jobs did not produce a good result "
+                f"({report.counts()}); first: {first.job_id} {first.status}: {first.message}. "
+                "Every outcome is recorded; a retry reuses the good points."
+            ),
+            metadata=shown,
+        )
+    problems = check_points(report, jobs, policy)
+    check = dg.AssetCheckResult(
+        check_name=SANITY_CHECK,
+        passed=not problems,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata={
+            "problems": dg.MetadataValue.md(
+                metadata.markdown_table(
+                    ("job", "problem"), ((p.job_id, p.problem) for p in problems)
+                )
+            ),
+            "checked_jobs": dg.MetadataValue.int(len(jobs)),
+        },
+    )
+    return dg.MaterializeResult(metadata=shown, check_results=[check])
+
+
+def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
+    """The sweep asset of one SKU, partitioned by concurrency (``ladder``) x image."""
+    key = sweep_key(sku)
+
+    @dg.asset(
+        key=key,
+        deps=[SWEEP_MATRIX],
+        partitions_def=sweep_partitions(ladder),
+        backfill_policy=dg.BackfillPolicy.single_run(),
+        pool=pool_name(sku),
+        group_name="sweeps",
+        tags={"inferx/sku": sku},
+        description=(
+            f"Benchmark points on {sku}: partition (conc, image) measures the {sku} jobs at "
+            "that concurrency whose recipe pins or tracks that image."
+        ),
+        check_specs=[
+            dg.AssetCheckSpec(
+                SANITY_CHECK,
+                asset=key,
+                description="Success rate and realized acceptance length within policy.",
+            )
+        ],
+    )
+    def sweep(
+        context: dg.AssetExecutionContext, project: ProjectResource, launcher: LauncherResource
+    ) -> dg.MaterializeResult:
+        return _measure(context, sku, project, launcher)
+
+    return sweep
+
+
+def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinition]:
+    """``normalized_results`` (after every sweep asset) and ``leaderboard``."""
+
+    @dg.asset(key=NORMALIZED_RESULTS, deps=list(sweep_keys), group_name="results")
+    def normalized_results(
+        project: ProjectResource, results: ResultsResource
+    ) -> dg.MaterializeResult:
+        """Every recorded attempt ingested into the results database (idempotent)."""
+        settings = project.settings()
+        report = ingest_artifacts(project.artifacts(), results.database_url, settings.catalog_dir)
+        store = ResultStore(results.database_url)
+        try:
+            total = store.count()
+        finally:
+            store.close()
+        return dg.MaterializeResult(metadata=metadata.ingest_metadata(report, total))
+
+    @dg.asset(
+        key=LEADERBOARD,
+        deps=[NORMALIZED_RESULTS],
+        group_name="results",
+        check_specs=[
+            dg.AssetCheckSpec(
+                COMPLETENESS_CHECK,
+                asset=LEADERBOARD,
+                description="Every page and download exists; every recipe with results has a page.",
+            )
+        ],
+    )
+    def leaderboard(project: ProjectResource, results: ResultsResource) -> dg.MaterializeResult:
+        """The static leaderboard site, rebuilt from the results database."""
+        settings = project.settings()
+        site = build_site_from_store(results.database_url, settings.site_dir, settings.catalog_dir)
+        missing = site_gaps(site, results.database_url)
+        check = dg.AssetCheckResult(
+            check_name=COMPLETENESS_CHECK,
+            passed=not missing,
+            metadata={"missing": dg.MetadataValue.json(missing)},
+        )
+        return dg.MaterializeResult(metadata=metadata.site_metadata(site), check_results=[check])
+
+    return [normalized_results, leaderboard]

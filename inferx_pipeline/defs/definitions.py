@@ -1,0 +1,104 @@
+"""The code location: ``workspace.yaml`` points here (``defs``, loaded lazily).
+
+``build_definitions`` merges assets, checks, jobs, sensors and resources for one
+project; ``defs`` builds them from the ``INFERX_*`` settings when Dagster loads the
+location (not at import). The embedded default: the simulator launched as child
+processes, SQLite results and the artifact store under ``.inferx/``.
+
+The SKU sweep assets come from the SKU catalog: one per catalog SKU that some valid
+recipe runs on, its concurrency partitions taken from those recipes at load time (a
+recipe change that adds a SKU or a concurrency needs a reload of the location). A
+broken recipe never stops the location from loading: it shows on the ``recipes``
+asset's blocking check while the other recipes keep their sweeps.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.defs.assets import (
+    golden_curves,
+    recipes,
+    results_assets,
+    sweep_asset,
+    sweep_key,
+    sweep_matrix,
+)
+from inferx_pipeline.defs.jobs import publish_job, sweep_job
+from inferx_pipeline.defs.resources import (
+    LauncherResource,
+    ProjectResource,
+    RecipeRepoResource,
+    ResultsResource,
+)
+from inferx_pipeline.defs.run_sensors import failure_sensor, publish_sensor
+from inferx_pipeline.defs.sensors import curve_sensor, git_sensor, image_sensor
+from inferx_pipeline.images.config import load_registry_config
+from inferx_pipeline.images.registry import Registries
+from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
+from inferx_pipeline.matrix.partitions import ladders
+from inferx_pipeline.settings import Settings
+
+
+def sku_ladders(settings: Settings) -> dict[str, tuple[int, ...]]:
+    """Catalog SKUs (catalog order) that valid recipes run on -> their concurrencies."""
+    matrix = load_matrix(MatrixRequest(paths=()), settings)
+    found = ladders(matrix.jobs)
+    catalog = cached_catalog(settings.catalog_dir)
+    return {sku: found[sku] for sku in catalog.skus if sku in found}
+
+
+def default_resources(settings: Settings) -> dict[str, object]:
+    """Resources of the embedded default, from ``settings``."""
+    return {
+        "project": ProjectResource(root=str(settings.root), state_dir=str(settings.state)),
+        "results": ResultsResource(database_url=settings.results_url),
+        "launcher": LauncherResource(
+            kind=settings.launcher,
+            pools_file=str(settings.runner_pools) if settings.runner_pools else None,
+        ),
+        "registries": Registries(load_registry_config(settings.registries)),
+        "recipes_repo": RecipeRepoResource(
+            source=settings.recipes_repo, branch=settings.recipes_branch
+        ),
+    }
+
+
+def build_definitions(
+    settings: Settings,
+    *,
+    resources: dict[str, object] | None = None,
+) -> dg.Definitions:
+    """Every asset, check, job and sensor of the project at ``settings``.
+
+    ``resources`` replace the defaults by key (tests pass fakes and small sweeps).
+    """
+    ladder_of = sku_ladders(settings)
+    skus = list(ladder_of)
+    sweeps = [sweep_asset(sku, ladder) for sku, ladder in ladder_of.items()]
+    jobs = [sweep_job(sku) for sku in skus]
+    return dg.Definitions(
+        assets=[
+            recipes,
+            golden_curves,
+            sweep_matrix,
+            *sweeps,
+            *results_assets([sweep_key(sku) for sku in skus]),
+        ],
+        jobs=[*jobs, publish_job],
+        sensors=[
+            image_sensor(ladder_of, jobs),
+            curve_sensor(ladder_of, jobs),
+            git_sensor(ladder_of, jobs),
+            publish_sensor(skus, publish_job),
+            failure_sensor(skus, [*jobs, publish_job]),
+        ],
+        resources={**default_resources(settings), **(resources or {})},
+    )
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    """The project's definitions under the ``INFERX_*`` settings of this process."""
+    return build_definitions(Settings())

@@ -1,0 +1,210 @@
+"""Running the pipeline without the UI: the local instance, pool limits, cell runs, publishing.
+
+What ``inferx materialize``, ``inferx backfill`` and ``inferx images`` call. Runs go
+through Dagster either in this process on an instance (the embedded default: the
+instance under ``.inferx/dagster/``, or the one ``DAGSTER_HOME`` names) or, with a
+webserver URL, to a deployment's run queue, where the daemon launches them as the
+per-SKU pools allow. Either way one run covers one rectangle of cells (see
+``matrix.partitions``), so each server group starts once for all its concurrencies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dagster as dg
+from dagster_graphql import DagsterGraphQLClient
+from pydantic import Field
+
+from inferx_pipeline.defs.assets import pool_name
+from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
+from inferx_pipeline.defs.partitions import IMAGES_NAME, range_tags
+from inferx_pipeline.defs.tags import REASON_TAG
+from inferx_pipeline.launch.pools import RunnerPools, load_pools
+from inferx_pipeline.matrix.partitions import Cell, CellRange, covering_ranges
+from inferx_pipeline.strict import FrozenModel
+
+# The embedded instance: the run queue (for `inferx ui`), per-SKU pools holding whole runs.
+EMBEDDED_INSTANCE = """\
+# The embedded Dagster instance of inferx (written once by `inferx`; edit freely).
+run_coordinator:
+  module: dagster
+  class: QueuedRunCoordinator
+concurrency:
+  pools:
+    granularity: run
+    default_limit: 1
+telemetry:
+  enabled: false
+"""
+
+
+# In-process runs log to the terminal; DEBUG would print every Dagster engine event.
+CONSOLE_INFO = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
+
+
+def local_instance(home: Path) -> dg.DagsterInstance:
+    """The instance at ``home``, writing the embedded ``dagster.yaml`` there if it has none."""
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / "dagster.yaml"
+    if not config.is_file():
+        config.write_text(EMBEDDED_INSTANCE)
+    return dg.DagsterInstance.from_config(str(home))
+
+
+def pool_limits(skus: Iterable[str], pools: RunnerPools) -> dict[str, int]:
+    """Pool name -> limit for each SKU: the ``nodes`` of the runner pool serving it.
+
+    Raises LaunchError naming a SKU that no runner pool serves.
+    """
+    return {pool_name(sku): pools.pool_for(sku)[1].nodes for sku in skus}
+
+
+def apply_pool_limits(instance: dg.DagsterInstance, limits: Mapping[str, int]) -> None:
+    """Set each pool's slot count on ``instance`` (as ``dagster instance concurrency set``).
+
+    Needed: with run granularity the queue limits only pools that have a slot count, so a
+    pool never set would let every queued run of its SKU start at once.
+    """
+    for pool, limit in limits.items():
+        instance.event_log_storage.set_concurrency_slots(pool, limit)
+
+
+def prepare_instance(
+    home: Path, skus: Iterable[str], pools_file: Path | None, environ: Mapping[str, str]
+) -> dict[str, int]:
+    """Create the instance at ``home`` if new and set the pool limit of each of ``skus``.
+
+    Returns the limits set. Raises CatalogError for a malformed runner-pools file and
+    LaunchError for a SKU no pool serves.
+    """
+    limits = pool_limits(skus, load_pools(pools_file, environ))
+    instance = local_instance(home)
+    try:
+        apply_pool_limits(instance, limits)
+    finally:
+        instance.dispose()
+    return limits
+
+
+def add_images(instance: dg.DagsterInstance, images: Iterable[str]) -> list[str]:
+    """Register ``images`` as image partitions; returns those that were new."""
+    known = set(instance.get_dynamic_partitions(IMAGES_NAME))
+    new = [image for image in dict.fromkeys(images) if image not in known]
+    instance.add_dynamic_partitions(IMAGES_NAME, new)
+    return new
+
+
+class RangeRun(FrozenModel):
+    """One run over one rectangle of cells, and how it ended."""
+
+    cells: CellRange
+    run_id: str
+    status: str = Field(description="Dagster run status, e.g. SUCCESS, FAILURE, QUEUED.")
+    jobs: int | None = Field(default=None, description="Jobs measured (known in-process).")
+    counts: dict[str, int] = Field(default_factory=dict, description="Jobs per status.")
+
+
+def _shown(metadata: Mapping[str, dg.MetadataValue]) -> tuple[int | None, dict[str, int]]:
+    """(jobs, counts per status) from a sweep materialization's or failure's metadata."""
+    jobs = metadata.get("jobs")
+    counts = metadata.get("status_counts")
+    return (
+        jobs.value if isinstance(jobs, dg.IntMetadataValue) else None,
+        dict(counts.value)
+        if isinstance(counts, dg.JsonMetadataValue) and isinstance(counts.value, dict)
+        else {},
+    )
+
+
+def _outcome(cell_range: CellRange, result: dg.ExecuteInProcessResult) -> RangeRun:
+    jobs: int | None = None
+    counts: dict[str, int] = {}
+    for event in result.get_asset_materialization_events()[:1]:
+        jobs, counts = _shown(event.materialization.metadata)
+    for event in result.all_events:
+        if event.is_step_failure:
+            failure = event.step_failure_data
+            if failure.user_failure_data is not None:
+                jobs, counts = _shown(failure.user_failure_data.metadata)
+    status = "SUCCESS" if result.success else "FAILURE"
+    return RangeRun(cells=cell_range, run_id=result.run_id, status=status, jobs=jobs, counts=counts)
+
+
+def run_cells_in_process(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    cells: Iterable[Cell],
+    ladder_of: Mapping[str, Sequence[int]],
+    *,
+    reason: str,
+    tags: Mapping[str, str] | None = None,
+) -> list[RangeRun]:
+    """Materialize ``cells`` here, one run per rectangle, recorded on ``instance``.
+
+    Images are registered as partitions first. A failed run does not stop the others.
+    """
+    cell_list = list(cells)
+    add_images(instance, (cell.image for cell in cell_list))
+    runs = []
+    for cell_range in covering_ranges(cell_list, ladder_of):
+        job = defs.resolve_job_def(sweep_job_name(cell_range.sku))
+        result = job.execute_in_process(
+            run_config=CONSOLE_INFO,
+            instance=instance,
+            tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason},
+            raise_on_error=False,
+        )
+        runs.append(_outcome(cell_range, result))
+    return runs
+
+
+def publish_in_process(
+    defs: dg.Definitions, instance: dg.DagsterInstance
+) -> dg.ExecuteInProcessResult:
+    """Run the publish job here: ingest every result, rebuild the leaderboard."""
+    job = defs.resolve_job_def(PUBLISH_JOB)
+    return job.execute_in_process(
+        run_config=CONSOLE_INFO,
+        instance=instance,
+        tags={REASON_TAG: "command-line"},
+        raise_on_error=False,
+    )
+
+
+def graphql_client(url: str) -> DagsterGraphQLClient:
+    """A client of the Dagster webserver at ``url`` (``http://host:port[/prefix]``)."""
+    parts = urlsplit(url)
+    return DagsterGraphQLClient(
+        parts.hostname or "127.0.0.1",
+        port_number=parts.port,
+        use_https=parts.scheme == "https",
+        path_prefix=parts.path.rstrip("/"),
+    )
+
+
+def submit_cells(
+    client: DagsterGraphQLClient,
+    cells: Iterable[Cell],
+    ladder_of: Mapping[str, Sequence[int]],
+    *,
+    reason: str,
+    tags: Mapping[str, str] | None = None,
+    config: Mapping[str, object] | None = None,
+) -> list[RangeRun]:
+    """Queue one run per rectangle of ``cells`` on a deployment (its daemon launches them).
+
+    ``config`` is the runs' run config (e.g. the launcher resource's point sizes). The
+    image partitions must exist there (``inferx images add`` against its instance).
+    """
+    runs = []
+    for cell_range in covering_ranges(cells, ladder_of):
+        run_id = client.submit_job_execution(
+            sweep_job_name(cell_range.sku),
+            run_config=dict(config or {}),
+            tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason},
+        )
+        runs.append(RangeRun(cells=cell_range, run_id=run_id, status="QUEUED"))
+    return runs

@@ -1,0 +1,123 @@
+"""Dagster resources: where the project lives, how sweeps launch, where results go.
+
+Configurable in the UI's launchpad (``project``, ``launcher``, ``results``); the
+registry and the watched recipe repository are plain objects handed in by
+``definitions.build_definitions`` so that tests pass the package's fakes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dagster as dg
+from pydantic import Field
+
+from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.gitrepo import WatchedRepo
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.backends import BackendSource
+from inferx_pipeline.sweep.launchers import LauncherChoice
+from inferx_pipeline.sweep.report import SweepOptions
+
+
+class ProjectResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
+    """The checkout (recipes, golden curves, catalog) and the local state directory."""
+
+    root: str = Field(
+        description="Project root holding recipes/, golden_al_distribution/, catalog/."
+    )
+    state_dir: str = Field(description="Artifacts, logs, site and local state.")
+
+    def settings(self) -> Settings:
+        """The package settings for this project (other fields from INFERX_* as usual)."""
+        return Settings(root=Path(self.root), state_dir=Path(self.state_dir))
+
+    def artifacts(self) -> ArtifactStore:
+        """The content-addressed artifact store every sweep records into."""
+        return ArtifactStore(self.settings().artifacts_dir)
+
+
+class ResultsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
+    """The results database (SQLite file by default, PostgreSQL by URL)."""
+
+    database_url: str = Field(description="SQLAlchemy URL of the results database.")
+
+
+class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
+    """How sweep partitions are measured: the launcher and the size of each point."""
+
+    kind: str = Field(default="sim", description="sim (child processes) or docker (runner pools).")
+    pools_file: str | None = Field(default=None, description="Docker: runner-pools YAML.")
+    sim_image: str | None = Field(default=None, description="Docker: run this simulator image.")
+    time_scale: float = Field(default=1.0, description="Simulator: multiplies simulated time.")
+    load_time_s: float | None = Field(default=None, description="Simulator: model-load wait, s.")
+    prompts_per_conc: int = Field(default=10, description="Requests per unit of concurrency.")
+    num_prompts: int | None = Field(default=None, description="Fixed requests per point (smoke).")
+    max_turns: int | None = Field(default=None, description="Agentic: cut sessions at this turn.")
+    think_time_scale: float = Field(default=1.0, description="Agentic: think-time multiplier.")
+    seed: int = Field(default=0, description="Dataset seed: same seed, same requests.")
+    warmup_prompts: int = Field(default=0, description="Requests sent once after health.")
+    force: bool = Field(default=False, description="Measure points that have a good result.")
+
+    @classmethod
+    def of(cls, choice: LauncherChoice, options: SweepOptions) -> LauncherResource:
+        """The resource for a launcher and point sizes given as library models."""
+        return cls(
+            kind=choice.kind,
+            pools_file=str(choice.pools_file) if choice.pools_file else None,
+            sim_image=choice.sim_image,
+            time_scale=choice.sim.time_scale,
+            load_time_s=choice.sim.load_time_s,
+            prompts_per_conc=options.prompts_per_conc,
+            num_prompts=options.num_prompts,
+            max_turns=options.max_turns,
+            think_time_scale=options.think_time_scale,
+            seed=options.seed,
+            warmup_prompts=options.warmup_prompts,
+            force=options.force,
+        )
+
+    def choice(self) -> LauncherChoice:
+        """The launcher these settings describe (validated)."""
+        sim = SimOptions(time_scale=self.time_scale, load_time_s=self.load_time_s)
+        return LauncherChoice.model_validate(
+            {
+                "kind": self.kind,
+                "sim": sim,
+                "sim_image": self.sim_image,
+                "pools_file": self.pools_file,
+            }
+        )
+
+    def options(self) -> SweepOptions:
+        """How each point is measured."""
+        return SweepOptions(
+            prompts_per_conc=self.prompts_per_conc,
+            num_prompts=self.num_prompts,
+            max_turns=self.max_turns,
+            think_time_scale=self.think_time_scale,
+            seed=self.seed,
+            warmup_prompts=self.warmup_prompts,
+            force=self.force,
+        )
+
+    def source(self, settings: Settings, *, run_id: str, skus: list[str]) -> BackendSource:
+        """Where this run's servers start (secrets read from this process's environment)."""
+        return self.choice().source(settings, run_id=run_id, skus=skus, environ=os.environ)
+
+
+class RecipeRepoResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
+    """The git repository whose merged recipe changes the recipe sensor reruns."""
+
+    source: str | None = Field(
+        default=None, description="Local path or URL of the repository; none = not watched."
+    )
+    branch: str = Field(default="main", description="Branch to watch.")
+
+    def watched(self, state: Path) -> WatchedRepo | None:
+        """The repository, mirrored under ``state/git``; None when none is configured."""
+        if self.source is None:
+            return None
+        return WatchedRepo(self.source, self.branch, mirror_dir=state / "git")

@@ -1,0 +1,131 @@
+"""Run-status sensors: publish after sweeps, record failed sweeps and retry transient ones.
+
+- ``publish_after_sweeps``: a sweep run that succeeded -> the publish job (ingest, then
+  the leaderboard), so the site follows the sweeps.
+- ``record_failed_sweeps``: a sweep run that failed -> its failed jobs (from the run's
+  record in the artifact store) and a retry decision in the retry ledger
+  (``.inferx/retries.jsonl``); one retry run over the same partitions when every failure
+  is transient (``catalog/retry-policy.yaml``); the publish job either way, since the
+  good points of a failed run count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import dagster as dg
+
+from inferx_pipeline.defs.assets import sweep_key
+from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
+from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
+from inferx_pipeline.defs.resources import ProjectResource
+from inferx_pipeline.defs.tags import REASON_TAG, RETRY_OF_TAG, RETRY_TAG
+from inferx_pipeline.sweep.retries import (
+    LedgerEntry,
+    RetryLedger,
+    decide,
+    failed_jobs,
+    load_retry_policy,
+)
+
+PARTITION_TAG = "dagster/partition"
+LEDGER_FILE = "retries.jsonl"
+
+
+def _swept_sku(run: dg.DagsterRun, skus: Sequence[str]) -> str | None:
+    """The SKU whose sweep ``run`` measured: by its sweep job, or its sweep asset (UI)."""
+    selected = run.asset_selection or frozenset()
+    return next(
+        (sku for sku in skus if run.job_name == sweep_job_name(sku) or sweep_key(sku) in selected),
+        None,
+    )
+
+
+def publish_sensor(
+    skus: Sequence[str], publish: dg.UnresolvedAssetJobDefinition
+) -> dg.SensorDefinition:
+    """Requests the publish job after every successful sweep run."""
+
+    @dg.run_status_sensor(
+        name="publish_after_sweeps",
+        run_status=dg.DagsterRunStatus.SUCCESS,
+        request_job=publish,
+        description="Rebuilds results and the leaderboard after each successful sweep run.",
+    )
+    def publish_after_sweeps(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
+        run = context.dagster_run
+        if _swept_sku(run, skus) is None:
+            return dg.SkipReason(f"run {run.run_id} measured no sweep")
+        return dg.RunRequest(
+            run_key=f"publish-after:{run.run_id}",
+            tags={REASON_TAG: "sweep-succeeded", "inferx/after-run": run.run_id},
+        )
+
+    return publish_after_sweeps
+
+
+def _partition_tags(run: dg.DagsterRun) -> dict[str, str]:
+    names = (PARTITION_TAG, RANGE_START_TAG, RANGE_END_TAG)
+    return {name: run.tags[name] for name in names if name in run.tags}
+
+
+def failure_sensor(
+    skus: Sequence[str],
+    jobs: Sequence[dg.UnresolvedAssetJobDefinition],
+) -> dg.SensorDefinition:
+    """Records failed sweep runs in the retry ledger and requests retries and publishing."""
+
+    @dg.run_failure_sensor(
+        name="record_failed_sweeps",
+        request_jobs=list(jobs),
+        description="Records the failed jobs of failed sweep runs; retries transient failures.",
+    )
+    def record_failed_sweeps(
+        context: dg.RunFailureSensorContext, project: ProjectResource
+    ) -> list[dg.RunRequest] | dg.SkipReason:
+        run = context.dagster_run
+        sku = _swept_sku(run, skus)
+        if sku is None:
+            return dg.SkipReason(f"run {run.run_id} measured no sweep")
+        settings = project.settings()
+        failed = failed_jobs(project.artifacts(), run.run_id)
+        retries = int(run.tags.get(RETRY_TAG, "0"))
+        decision = decide(
+            failed, retries_so_far=retries, policy=load_retry_policy(settings.catalog_dir)
+        )
+        partitions = _partition_tags(run)
+        RetryLedger(settings.state / LEDGER_FILE).append(
+            LedgerEntry(
+                run_id=run.run_id,
+                sku=sku,
+                partitions=partitions,
+                failed=tuple(failed),
+                decision=decision,
+                retries_so_far=retries,
+            )
+        )
+        context.log.info(f"run {run.run_id}: {len(failed)} failed jobs; {decision.reason}")
+        requests = [
+            dg.RunRequest(
+                job_name=PUBLISH_JOB,
+                run_key=f"publish-after:{run.run_id}",
+                tags={REASON_TAG: "sweep-failed", "inferx/after-run": run.run_id},
+            )
+        ]
+        if decision.retry and partitions:
+            requests.append(
+                dg.RunRequest(
+                    job_name=sweep_job_name(sku),
+                    run_key=f"retry:{run.run_id}",
+                    partition_key=partitions.get(PARTITION_TAG),
+                    tags={
+                        **{k: v for k, v in partitions.items() if k != PARTITION_TAG},
+                        RETRY_TAG: str(retries + 1),
+                        RETRY_OF_TAG: run.run_id,
+                        REASON_TAG: f"retry: {decision.reason}",
+                    },
+                )
+            )
+        return requests
+
+    return record_failed_sweeps

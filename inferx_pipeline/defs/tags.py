@@ -1,0 +1,18 @@
+"""Run tags this pipeline sets and reads, in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Why a run was requested: a sensor's trigger, a backfill, the command line.
+REASON_TAG = "inferx/reason"
+# A run the merged-recipe sensor requested measures the recipes as of this commit.
+COMMIT_TAG = "inferx/commit"
+# Retries of a failed sweep run: how many so far, and of which run.
+RETRY_TAG = "inferx/retry"
+RETRY_OF_TAG = "inferx/retry-of"
+
+
+def commit_tree(state: Path, sha: str) -> Path:
+    """Where the tree of commit ``sha`` of the watched repository is exported."""
+    return state / "trees" / sha

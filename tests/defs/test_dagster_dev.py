@@ -1,0 +1,169 @@
+"""The real thing: ``dagster dev`` on the test project, runs launched over GraphQL.
+
+One ``dagster dev`` (webserver, daemon, code server) for the module, on a free
+loopback port, stopped by PID at the end. Checks: a partition range launched over
+GraphQL succeeds and its asset page renders in headless Chromium (screenshot saved
+under the test's output); queued runs of two SKUs respect the per-SKU pool (limit 1):
+runs of one SKU never overlap, runs of the two SKUs do.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from inferx_pipeline.defs.devserver import DagsterDev
+from inferx_pipeline.defs.execute import (
+    graphql_client,
+    local_instance,
+    prepare_instance,
+    submit_cells,
+)
+from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
+from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.settings import Settings
+from tests.defs.conftest import BF16, H200
+from tests.paths import ROOT
+from tests.smoke import smoke_root
+
+READY_DEADLINE_S = 180.0
+RUN_DEADLINE_S = 300.0
+TERMINAL = {dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Dev:
+    """The running server, the project it serves, and the instance (same storage)."""
+
+    def __init__(self, server: DagsterDev, settings: Settings, env: dict[str, str]) -> None:
+        self.server = server
+        self.settings = settings
+        self.env = env
+
+    def cells(self, recipe: str) -> tuple[list[Cell], dict[str, tuple[int, ...]]]:
+        os.environ.update(self.env)
+        request = MatrixRequest(paths=(), selection=Selection(recipes=(recipe,)))
+        jobs = build_matrix(request, self.settings)
+        return sorted(pinned_cells(jobs), key=lambda c: c.conc), ladders(jobs)
+
+
+def _launcher_config(time_scale: float) -> dict[str, Any]:
+    config = {"time_scale": time_scale, "load_time_s": 0, "num_prompts": 1, "max_turns": 1}
+    return {"resources": {"launcher": {"config": config}}}
+
+
+@pytest.fixture(scope="module")
+def dev(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dev]:
+    base = tmp_path_factory.mktemp("dagster-dev")
+    root = smoke_root(base / "root", (H200, BF16))
+    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(base / "state")}
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)
+    settings = Settings()
+    # What `inferx dagster ui` does first: the embedded dagster.yaml and the pool limits.
+    limits = prepare_instance(settings.dagster_home, ("h200", "mi325x"), None, os.environ)
+    assert limits == {"gpu-h200": 1, "gpu-mi325x": 1}
+    server = DagsterDev(
+        ROOT / "workspace.yaml",
+        settings.dagster_home,
+        port=_free_port(),
+        log=base / "dagster-dev.log",
+        env={**os.environ, **env},
+    )
+    try:
+        with server:
+            server.wait_ready(READY_DEADLINE_S)
+            yield Dev(server, settings, env)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _wait(client: Any, run_ids: list[str]) -> dict[str, dg.DagsterRunStatus]:
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while time.monotonic() < deadline:
+        statuses = {run_id: client.get_run_status(run_id) for run_id in run_ids}
+        if all(status in TERMINAL for status in statuses.values()):
+            return statuses
+        time.sleep(0.5)  # polling the webserver for run status, under a deadline
+    raise AssertionError(f"runs not finished after {RUN_DEADLINE_S:.0f} s: {statuses}")
+
+
+@pytest.mark.chromium
+def test_a_partition_range_over_graphql_and_its_asset_page(
+    dev: Dev, chromium_browser: Any, tmp_path: Path
+) -> None:
+    client = graphql_client(dev.server.url)
+    cells, ladder = dev.cells("qwen3.827b-fp8-h200-vllm-mtp")
+    instance = local_instance(dev.settings.dagster_home)
+    try:
+        instance.add_dynamic_partitions("images", [cells[0].image])
+    finally:
+        instance.dispose()
+    runs = submit_cells(client, cells[:2], ladder, reason="ui-test", config=_launcher_config(0.02))
+    assert [run.cells.concs for run in runs] == [(1, 2)]
+    assert _wait(client, [runs[0].run_id]) == {runs[0].run_id: dg.DagsterRunStatus.SUCCESS}
+    page = chromium_browser.new_page()
+    try:
+        page.goto(f"{dev.server.url}/assets/sweep/h200", wait_until="networkidle")
+        # The materialization's own metadata, rendered: the page shows this run's sweep.
+        page.get_by_text("server_launches").first.wait_for(timeout=60_000)
+        assert page.title().startswith("Assets | sweep / h200")
+        page.screenshot(path=str(tmp_path / "asset-page.png"), full_page=True)
+    finally:
+        page.close()
+    assert (tmp_path / "asset-page.png").stat().st_size > 10_000
+
+
+def test_the_per_sku_pool_limit_holds_under_a_queue_of_runs(dev: Dev) -> None:
+    client = graphql_client(dev.server.url)
+    h200, h200_ladder = dev.cells("qwen3.827b-fp8-h200-vllm-mtp")
+    mi325x, mi325x_ladder = dev.cells("qwen3.827b-bf16-mi325x-vllm-mtp")
+    instance = local_instance(dev.settings.dagster_home)
+    try:
+        instance.add_dynamic_partitions("images", [h200[0].image, mi325x[0].image])
+    finally:
+        instance.dispose()
+    config = _launcher_config(0.2)  # runs of several seconds, so overlaps are visible
+    runs = []
+    for cells, ladder in ((h200, h200_ladder), (mi325x, mi325x_ladder)):
+        for pair in (cells[2:4], cells[4:6]):
+            runs += submit_cells(client, pair, ladder, reason="pool-test", config=config)
+    statuses = _wait(client, [run.run_id for run in runs])
+    assert set(statuses.values()) == {dg.DagsterRunStatus.SUCCESS}
+    instance = local_instance(dev.settings.dagster_home)
+    try:
+        records = {r.dagster_run.run_id: r for r in instance.get_run_records()}
+    finally:
+        instance.dispose()
+    spans: dict[str, list[tuple[float, float]]] = {}
+    for run in runs:
+        record = records[run.run_id]
+        assert record.start_time is not None and record.end_time is not None
+        spans.setdefault(run.cells.sku, []).append((record.start_time, record.end_time))
+    for sku, pairs in spans.items():
+        (_, first_end), (second_start, _) = sorted(pairs)
+        assert first_end <= second_start, f"two {sku} runs overlapped under a pool limit of 1"
+    overlapping = any(
+        h_start < m_end and m_start < h_end
+        for h_start, h_end in spans["h200"]
+        for m_start, m_end in spans["mi325x"]
+    )
+    assert overlapping, f"runs of different SKUs never overlapped: {spans}"

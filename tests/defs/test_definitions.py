@@ -1,0 +1,73 @@
+"""The code location: loads, validates, and has exactly the assets, partitions, checks,
+jobs and sensors we expect (a snapshot that fails on any unreviewed change)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from inferx_pipeline.defs.assets import sweep_key
+from tests.defs.conftest import Project
+from tests.paths import ROOT
+
+
+def test_definitions_load_and_validate(project: Project) -> None:
+    dg.Definitions.validate_loadable(project.definitions())
+
+
+def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> None:
+    defs = project.definitions()
+    graph = defs.resolve_asset_graph()
+    keys = sorted(key.to_user_string() for key in graph.get_all_asset_keys())
+    assert keys == [
+        "golden_curves",
+        "leaderboard",
+        "normalized_results",
+        "recipes",
+        "sweep/h200",
+        "sweep/mi325x",
+        "sweep_matrix",
+    ]
+    checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
+    assert checks == [
+        "leaderboard:completeness",
+        "recipes:policy_rules",
+        "sweep/h200:result_sanity",
+        "sweep/mi325x:result_sanity",
+    ]
+    for sku, concs in {
+        "h200": [1, 2, 4, 8, 16, 32, 64, 128],
+        "mi325x": [1, 2, 4, 8, 16, 32, 64, 128],
+    }.items():
+        node = graph.get(sweep_key(sku))
+        parts = node.partitions_def
+        assert isinstance(parts, dg.MultiPartitionsDefinition)
+        dims = {d.name: d.partitions_def for d in parts.partitions_defs}
+        assert dims["conc"].get_partition_keys() == [str(c) for c in concs]
+        assert isinstance(dims["image"], dg.DynamicPartitionsDefinition)
+        assert dims["image"].name == "images"
+        assert node.pools == {f"gpu-{sku}"}
+        assert node.backfill_policy == dg.BackfillPolicy.single_run()
+    assert sorted(job.name for job in defs.jobs or []) == ["publish", "sweep_h200", "sweep_mi325x"]
+    assert sorted(s.name for s in defs.sensors or []) == [
+        "golden_curve_changes",
+        "merged_recipe_changes",
+        "new_image_tags",
+        "publish_after_sweeps",
+        "record_failed_sweeps",
+    ]
+    assert sorted(defs.resources or {}) == [
+        "launcher",
+        "project",
+        "recipes_repo",
+        "registries",
+        "results",
+    ]
+
+
+def test_the_checkouts_own_recipes_load_every_catalog_sku_they_use() -> None:
+    from inferx_pipeline.defs.definitions import defs
+
+    graph = defs().resolve_asset_graph()
+    sweeps = sorted(k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == "sweep")
+    assert sweeps == ["sweep/h200", "sweep/mi300x", "sweep/mi325x", "sweep/mi355x"]
+    assert (ROOT / "workspace.yaml").is_file()

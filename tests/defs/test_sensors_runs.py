@@ -1,0 +1,117 @@
+"""The curve sensor against real curve files, and the run-status sensors against real runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from inferx_pipeline.defs.execute import run_cells_in_process
+from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
+from inferx_pipeline.defs.resources import LauncherResource
+from inferx_pipeline.sweep.retries import RetryLedger
+from tests.defs.conftest import Project
+
+H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
+BF16_IMAGE = "vllm/vllm-openai-rocm:nightly-a8d1aa9c99b8698a2a78b611b7a10c30e6b3995b"
+
+
+def _tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):  # type: ignore[no-untyped-def]
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})
+    )
+    return defs.resolve_sensor_def(name).evaluate_tick(context)
+
+
+def _bump(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_a_changed_curve_requests_exactly_its_recipes_partitions(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    defs = project.definitions()
+    first = _tick(defs, "golden_curve_changes", instance, None)
+    assert first.run_requests == [] and first.cursor
+    golden = project.root / "golden_al_distribution"
+    # A curve no recipe uses: the cursor moves, nothing runs.
+    _bump(golden / "dsv4_mtp.yaml", "source_run:", "# edited\nsource_run:")
+    unused = _tick(defs, "golden_curve_changes", instance, first.cursor)
+    assert unused.run_requests == [] and unused.cursor != first.cursor
+    # The BF16 recipe's curve (synthetic acceptance): its mi325x partitions at its image.
+    _bump(golden / "qwen3.8-27b_mtp.yaml", "3: 2.51", "3: 2.52")
+    changed = _tick(defs, "golden_curve_changes", instance, unused.cursor)
+    assert len(changed.run_requests) == 1
+    request = changed.run_requests[0]
+    assert request.job_name == "sweep_mi325x"
+    assert request.tags[RANGE_START_TAG] == f"1|{BF16_IMAGE}"
+    assert request.tags[RANGE_END_TAG] == f"128|{BF16_IMAGE}"
+    assert request.tags["inferx/reason"] == "golden-curve-changed"
+    assert request.tags["inferx/curves"] == "qwen3.8-27b_mtp"
+    again = _tick(defs, "golden_curve_changes", instance, changed.cursor)
+    assert again.run_requests == [] and again.skip_message == "no golden curve changed"
+
+
+def test_a_successful_sweep_run_requests_the_publish_job(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    defs = project.definitions()
+    cells, ladder = project.cells(H200_RECIPE)
+    run = run_cells_in_process(defs, instance, cells[:1], ladder, reason="test")[0]
+    dagster_run = instance.get_run_by_id(run.run_id)
+    assert dagster_run is not None
+    sensor = defs.resolve_sensor_def("publish_after_sweeps")
+    context = dg.build_run_status_sensor_context(
+        sensor_name=sensor.name,
+        dagster_instance=instance,
+        dagster_run=dagster_run,
+        dagster_event=_last_event(instance, run.run_id, dg.DagsterEventType.RUN_SUCCESS),
+    )
+    request = sensor(context)
+    assert isinstance(request, dg.RunRequest)
+    assert request.run_key == f"publish-after:{run.run_id}"
+    assert request.tags["inferx/reason"] == "sweep-succeeded"
+
+
+def _last_event(
+    instance: dg.DagsterInstance, run_id: str, kind: dg.DagsterEventType
+) -> dg.DagsterEvent:
+    records = instance.get_records_for_run(run_id, of_type=kind).records
+    event = records[-1].event_log_entry.dagster_event
+    assert event is not None
+    return event
+
+
+def test_a_failed_sweep_run_is_recorded_and_retried_once_when_transient(
+    project: Project, instance: dg.DagsterInstance, tmp_path: Path
+) -> None:
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(
+        "source: test\npools:\n  nowhere:\n    skus: ['*']\n    hosts:\n"
+        f"      - url: unix://{tmp_path}/no-such-docker.sock\n"
+    )
+    defs = project.definitions(launcher=LauncherResource(kind="docker", pools_file=str(pools)))
+    cells, ladder = project.cells(H200_RECIPE)
+    run = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test")[0]
+    dagster_run = instance.get_run_by_id(run.run_id)
+    assert dagster_run is not None and run.status == "FAILURE"
+    sensor = defs.resolve_sensor_def("record_failed_sweeps")
+    context = dg.build_run_status_sensor_context(
+        sensor_name=sensor.name,
+        dagster_instance=instance,
+        dagster_run=dagster_run,
+        dagster_event=_last_event(instance, run.run_id, dg.DagsterEventType.RUN_FAILURE),
+        resources={"project": defs.resources["project"]},  # type: ignore[index]
+    ).for_run_failure()
+    requests = sensor(context)
+    assert isinstance(requests, list)
+    assert [r.job_name for r in requests] == ["publish", "sweep_h200"]
+    retry = requests[1]
+    assert retry.run_key == f"retry:{run.run_id}"
+    assert retry.tags["inferx/retry"] == "1" and retry.tags["inferx/retry-of"] == run.run_id
+    assert retry.tags[RANGE_START_TAG] == dagster_run.tags[RANGE_START_TAG]
+    entries = list(RetryLedger(project.settings.state / "retries.jsonl").entries())
+    assert len(entries) == 1 and entries[0].decision.retry
+    assert {job.status for job in entries[0].failed} == {"launch-failed"}

@@ -1,0 +1,90 @@
+"""Builds the Dagster image of deploy/ on the private engine, cached by the hash of its inputs.
+
+The context comes from ``deploy/build-image --context-only`` (the script operators run),
+fed a wheelhouse of ``deploy/requirements.txt`` built on the host and cached under
+``/var/tmp/inferx-wheels`` by the requirements' hash (as ``tests/services/engine_images``
+caches the simulator's). The image is tagged ``inferx-dagster:<hash>`` of the base image,
+Dockerfile, build script, pins, project sources and data, and built only when that tag is
+missing; Docker's layer cache keeps the dependency stage across project changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import docker
+from docker.errors import BuildError
+
+from tests.paths import ROOT
+from tests.services import engine_images
+from tests.services.engine_images import ImageBuildError
+
+DEPLOY = ROOT / "deploy"
+DOCKERFILE = DEPLOY / "images" / "dagster" / "Dockerfile"
+BUILD_SCRIPT = DEPLOY / "build-image"
+REQUIREMENTS = DEPLOY / "requirements.txt"
+IMAGE_DATA = ("recipes", "golden_al_distribution", "catalog")
+BUILD_TIMEOUT_S = 1200
+
+
+def wheelhouse() -> Path:
+    """Every wheel of deploy/requirements.txt, built on the host once per requirements hash."""
+    requirements = REQUIREMENTS.read_text()
+    out = engine_images.WHEEL_CACHE / f"dagster-{engine_images._digest([requirements])}"
+    if (out / "requirements.txt").is_file():
+        return out
+    engine_images.WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="dagster-", dir=engine_images.WHEEL_CACHE))
+    engine_images._run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+         "--wheel-dir", str(tmp), "-r", str(REQUIREMENTS)],
+        "pip wheel of deploy/requirements.txt",
+    )  # fmt: skip
+    (tmp / "requirements.txt").write_text(requirements)  # written last: marks the dir complete
+    shutil.rmtree(out, ignore_errors=True)
+    tmp.rename(out)
+    return out
+
+
+def image_tag(base_tag: str) -> str:
+    """``inferx-dagster:<hash>`` of everything that goes into the image."""
+    sources = engine_images._tree_digest(
+        [ROOT / p for p in (*engine_images.PROJECT_FILES, *IMAGE_DATA)]
+    )
+    inputs = [base_tag, DOCKERFILE.read_text(), BUILD_SCRIPT.read_text(), REQUIREMENTS.read_text()]
+    return f"inferx-dagster:{engine_images._digest([*inputs, sources])}"
+
+
+def ensure_image(client: docker.DockerClient, base_tag: str) -> str:
+    """Build the Dagster image unless its tag exists; return the tag."""
+    tag = image_tag(base_tag)
+    if engine_images._has_image(client, tag):
+        return tag
+    with tempfile.TemporaryDirectory(prefix="inferx-dagster-ctx-") as tmp:
+        ctx = Path(tmp) / "context"
+        engine_images._run(
+            [str(BUILD_SCRIPT), "--wheelhouse", str(wheelhouse()), "--context-only", str(ctx)],
+            "deploy/build-image --context-only",
+            env={**os.environ, "PYTHON": sys.executable},
+            timeout=BUILD_TIMEOUT_S,
+        )
+        _build(client, ctx, tag, base_tag)
+    return tag
+
+
+def _build(client: docker.DockerClient, ctx: Path, tag: str, base_tag: str) -> None:
+    try:
+        # The legacy builder (docker-py). Host network for apt's Debian mirror (git); pip
+        # installs with --no-index, so no Python package index is ever asked.
+        client.images.build(
+            path=str(ctx), tag=tag, buildargs={"BASE_IMAGE": base_tag},
+            network_mode="host", rm=True, forcerm=True, timeout=BUILD_TIMEOUT_S,
+        )  # fmt: skip
+    except BuildError as err:
+        log = "".join(json.dumps(chunk) for chunk in err.build_log)[-3000:]
+        raise ImageBuildError(f"docker build of {tag} failed: {err.msg}\n{log}") from err
