@@ -1,7 +1,10 @@
 """What ``inferx materialize`` and ``inferx backfill`` share: run cells through Dagster, report.
 
 In this process on the instance at ``--dagster-home`` (default ``.inferx/dagster``),
-then the publish job; or, with ``--webserver``, queued on a deployment.
+then the publish job; or, with ``--webserver``, queued on a deployment (its daemon
+launches them as the per-SKU pools allow). With both, the images are registered as
+partitions on the ``--dagster-home`` instance first: point it (or ``DAGSTER_HOME``) at the
+deployment's instance directory, e.g. one holding ``deploy/dagster.yaml``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from inferx_pipeline.cli.launch_flags import pop_launcher, pop_sweep_options
 from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
 from inferx_pipeline.defs.execute import (
     RangeRun,
+    add_images,
     graphql_client,
     local_instance,
     publish_in_process,
@@ -95,6 +99,12 @@ def run_cells(
     ladder_of = sku_ladders(settings)
     console = Console()
     if isinstance(webserver, str):
+        if isinstance(home, Path):  # the deployment's instance (its dagster.yaml): add images
+            instance = local_instance(home)
+            try:
+                add_images(instance, (cell.image for cell in cells))
+            finally:
+                instance.dispose()
         client = graphql_client(webserver)
         console.print(_table(submit_cells(client, cells, ladder_of, reason=reason, tags=tags)))
         return
