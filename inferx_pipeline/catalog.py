@@ -8,10 +8,10 @@ from __future__ import annotations
 import functools
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.strict import FrozenModel
@@ -171,9 +171,31 @@ class Catalog(FrozenModel):
             ) from err
 
 
+M = TypeVar("M", bound=BaseModel)
+# libyaml's parser when installed: several data files are read on every matrix build.
+YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_model(path: Path, model: type[M], what: str) -> M:
+    """The YAML data file ``path`` validated as ``model`` (unknown keys are errors).
+
+    The one way data files become models. Raises CatalogError naming the file and
+    ``what`` it holds: unreadable (``cannot read``) or malformed (``invalid``, with the
+    field path).
+    """
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
+    except (OSError, yaml.YAMLError) as err:
+        raise CatalogError(f"{path}: cannot read {what}: {err}") from err
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise CatalogError(f"{path}: invalid {what}: {err}") from err
+
+
 def _read(path: Path) -> dict[str, object]:
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=YAML_LOADER)
     except (OSError, yaml.YAMLError) as err:
         raise CatalogError(f"{path}: cannot read catalog file: {err}") from err
     if not isinstance(data, dict):

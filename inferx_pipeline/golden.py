@@ -24,11 +24,9 @@ from typing import Literal, NamedTuple
 import yaml
 from pydantic import Field, ValidationError
 
+from inferx_pipeline.catalog import YAML_LOADER
 from inferx_pipeline.errors import GoldenCurveError
 from inferx_pipeline.strict import FrozenModel
-
-# libyaml's parser when PyYAML has it (several times faster); same results.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 ThinkingMode = Literal["on", "off"]
 
@@ -138,7 +136,7 @@ class GoldenRegistry:
 
 def _read_curve(path: Path) -> GoldenCurve:
     try:
-        data = yaml.load(path.read_bytes(), Loader=_LOADER)
+        data = yaml.load(path.read_bytes(), Loader=YAML_LOADER)
     except (OSError, yaml.YAMLError) as err:
         raise GoldenCurveError(f"{path}: cannot read golden curve: {err}") from err
     if not isinstance(data, dict):

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from inferx_pipeline.bench.monitor import ClientLoad
-from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.catalog import read_model
 from inferx_pipeline.strict import StrictModel
 
 
@@ -58,12 +57,7 @@ class ValidityRules(StrictModel):
 
 def load_rules(path: Path) -> ValidityRules:
     """Rules from a YAML file; raises CatalogError naming the file and the field."""
-    try:
-        return ValidityRules.model_validate(yaml.safe_load(path.read_text()))
-    except OSError as err:
-        raise CatalogError(f"{path}: cannot read validity rules ({err.strerror})") from err
-    except (yaml.YAMLError, ValidationError) as err:
-        raise CatalogError(f"{path}: invalid validity rules: {err}") from err
+    return read_model(path, ValidityRules, "validity rules")
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,9 @@ from __future__ import annotations
 import ipaddress
 from pathlib import Path
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.catalog import read_model
 from inferx_pipeline.images.refs import DOCKER_HUB
 from inferx_pipeline.strict import StrictModel
 
@@ -99,10 +98,4 @@ def load_registry_config(path: Path | None) -> RegistryConfig:
     """
     if path is None:
         return RegistryConfig()
-    try:
-        return RegistryConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
-    except (OSError, yaml.YAMLError) as err:
-        raise CatalogError(f"{path}: cannot read the registry config ({err})") from err
-    except ValidationError as err:
-        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
-        raise CatalogError(f"{path}: {where}; see deploy/registries.example.yaml") from err
+    return read_model(path, RegistryConfig, "registry config (see deploy/registries.example.yaml)")

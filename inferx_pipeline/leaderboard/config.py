@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.catalog import read_model
 from inferx_pipeline.strict import FrozenModel
 
 Stat = Literal["mean", "median", "p90", "p99"]
@@ -56,11 +55,4 @@ class LeaderboardConfig(FrozenModel):
 
 def load_leaderboard_config(catalog_dir: Path) -> LeaderboardConfig:
     """Read ``catalog_dir/leaderboard.yaml``; CatalogError naming the file on any problem."""
-    path = catalog_dir / "leaderboard.yaml"
-    try:
-        data = yaml.safe_load(path.read_text())
-        return LeaderboardConfig.model_validate(data)
-    except (OSError, yaml.YAMLError) as err:
-        raise CatalogError(f"{path}: cannot read leaderboard policy: {err}") from err
-    except ValidationError as err:
-        raise CatalogError(f"{path}: invalid leaderboard policy:\n{err}") from err
+    return read_model(catalog_dir / "leaderboard.yaml", LeaderboardConfig, "leaderboard policy")

@@ -12,16 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
+from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import CatalogError, MatrixError
 from inferx_pipeline.matrix.job import BenchmarkJob, resolve_max_num_seqs
 from inferx_pipeline.recipes.scenarios import ScenarioKind
 from inferx_pipeline.strict import FrozenModel
-
-# libyaml's parser when PyYAML has it (several times faster); same results.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 EVAL_POLICY_FILE = "eval-policy.yaml"
 
@@ -77,10 +74,7 @@ class EvalPolicies(FrozenModel):
 def load_eval_policies(catalog_dir: Path) -> EvalPolicies:
     """Read ``catalog_dir/eval-policy.yaml``; CatalogError naming the file if invalid."""
     path = catalog_dir / EVAL_POLICY_FILE
-    try:
-        policies = EvalPolicies.model_validate(yaml.load(path.read_text(), Loader=_LOADER))
-    except (OSError, yaml.YAMLError, ValidationError) as err:
-        raise CatalogError(f"{path}: cannot load eval policies: {err}") from err
+    policies = read_model(path, EvalPolicies, "eval policies")
     for name, policy in policies.policies.items():
         unknown = set(policy.group_by) - set(GROUP_KEYS)
         if unknown:

@@ -10,14 +10,11 @@ import functools
 from decimal import Decimal
 from pathlib import Path
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from inferx_pipeline.errors import CatalogError, MatrixError
+from inferx_pipeline.catalog import read_model
+from inferx_pipeline.errors import MatrixError
 from inferx_pipeline.strict import FrozenModel
-
-# libyaml's parser when PyYAML has it (several times faster); same results.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 RUNNERS_FILE = "inferencex-runners.yaml"
 _BYTES_PER_MIB = 1024 * 1024
@@ -78,11 +75,7 @@ class RunnerCatalog(FrozenModel):
 
 def load_runners(catalog_dir: Path) -> RunnerCatalog:
     """Read ``catalog_dir/inferencex-runners.yaml``; CatalogError naming the file if invalid."""
-    path = catalog_dir / RUNNERS_FILE
-    try:
-        return RunnerCatalog.model_validate(yaml.load(path.read_text(), Loader=_LOADER))
-    except (OSError, yaml.YAMLError, ValidationError) as err:
-        raise CatalogError(f"{path}: cannot load runner labels: {err}") from err
+    return read_model(catalog_dir / RUNNERS_FILE, RunnerCatalog, "runner labels")
 
 
 @functools.cache

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
+from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.strict import FrozenModel
 
@@ -50,8 +50,4 @@ class EfficiencyTable(FrozenModel):
 
 def load_efficiency(catalog_dir: Path) -> EfficiencyTable:
     """Read ``sim-efficiency.yaml`` in ``catalog_dir``; CatalogError naming the file if invalid."""
-    path = catalog_dir / EFFICIENCY_FILE
-    try:
-        return EfficiencyTable.model_validate(yaml.safe_load(path.read_text()))
-    except (OSError, yaml.YAMLError, ValidationError) as err:
-        raise CatalogError(f"{path}: cannot load efficiency profiles: {err}") from err
+    return read_model(catalog_dir / EFFICIENCY_FILE, EfficiencyTable, "efficiency profiles")

@@ -13,10 +13,10 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-import yaml
 from pydantic import Field, ValidationError
 
-from inferx_pipeline.errors import CatalogError, StoreError
+from inferx_pipeline.catalog import read_model
+from inferx_pipeline.errors import StoreError
 from inferx_pipeline.strict import FrozenModel
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.runs import load_run
@@ -36,13 +36,7 @@ class RetryPolicy(FrozenModel):
 
 def load_retry_policy(catalog_dir: Path) -> RetryPolicy:
     """``catalog_dir/retry-policy.yaml``; CatalogError naming the file when unreadable."""
-    path = catalog_dir / POLICY_FILE
-    try:
-        return RetryPolicy.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError, ValidationError) as err:
-        raise CatalogError(
-            f"{path}: not a valid retry policy ({err}); see its source note"
-        ) from err
+    return read_model(catalog_dir / POLICY_FILE, RetryPolicy, "retry policy")
 
 
 class FailedJob(FrozenModel):

@@ -22,12 +22,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import (
-    CatalogError,
     InferxError,
     PreflightError,
     ServerExitedError,
@@ -67,13 +66,7 @@ class SweepPolicy(FrozenModel):
 
 def load_policy(catalog_dir: Path) -> SweepPolicy:
     """``catalog_dir/sweep-policy.yaml``; CatalogError naming the file when unreadable."""
-    path = catalog_dir / POLICY_FILE
-    try:
-        return SweepPolicy.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError, ValidationError) as err:
-        raise CatalogError(
-            f"{path}: not a valid sweep policy ({err}); see its source note"
-        ) from err
+    return read_model(catalog_dir / POLICY_FILE, SweepPolicy, "sweep policy")
 
 
 class Verdict(FrozenModel):

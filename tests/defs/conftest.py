@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
@@ -64,3 +65,23 @@ def instance() -> Iterator[dg.DagsterInstance]:
     """A temporary Dagster instance."""
     with dg.instance_for_test() as test_instance:
         yield test_instance
+
+
+def tick(
+    defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None
+) -> Any:
+    """One evaluation of sensor ``name`` of ``defs`` with ``cursor``."""
+    context = dg.build_sensor_context(
+        instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})
+    )
+    return defs.resolve_sensor_def(name).evaluate_tick(context)
+
+
+def unreachable_docker(tmp_path: Path) -> LauncherResource:
+    """A Docker launcher whose only runner pool points at a socket that does not exist."""
+    pools = tmp_path / "pools.yaml"
+    pools.write_text(
+        "source: test\npools:\n  nowhere:\n    skus: ['*']\n    hosts:\n"
+        f"      - url: unix://{tmp_path}/no-such-docker.sock\n"
+    )
+    return LauncherResource(kind="docker", pools_file=str(pools), num_prompts=1)

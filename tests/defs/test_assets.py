@@ -10,13 +10,12 @@ import pytest
 from inferx_pipeline.defs.assets import RECIPES, sweep_key
 from inferx_pipeline.defs.execute import publish_in_process, run_cells_in_process
 from inferx_pipeline.defs.partitions import IMAGES_NAME
-from inferx_pipeline.defs.resources import LauncherResource
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.partitions import cells_at, ladders
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import ArtifactStore
-from tests.defs.conftest import Project
+from tests.defs.conftest import Project, unreachable_docker
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
 
@@ -81,13 +80,7 @@ def test_a_range_run_measures_every_partition_on_one_server(
 def test_a_run_with_failed_jobs_records_them_and_fails(
     project: Project, instance: dg.DagsterInstance, tmp_path: Path
 ) -> None:
-    pools = tmp_path / "pools.yaml"
-    pools.write_text(
-        "source: test\npools:\n  nowhere:\n    skus: ['*']\n    hosts:\n"
-        f"      - url: unix://{tmp_path}/no-such-docker.sock\n"
-    )
-    docker = LauncherResource(kind="docker", pools_file=str(pools), num_prompts=1)
-    defs = project.definitions(launcher=docker)
+    defs = project.definitions(launcher=unreachable_docker(tmp_path))
     cells, ladder = project.cells(H200_RECIPE)
     runs = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test")
     assert [(r.status, r.jobs) for r in runs] == [("FAILURE", 2)]
@@ -100,7 +93,6 @@ def test_a_run_with_failed_jobs_records_them_and_fails(
 def test_a_backfill_over_three_image_tags_gives_three_result_sets(
     project: Project, instance: dg.DagsterInstance
 ) -> None:
-
     request = MatrixRequest(paths=(), selection=Selection(recipes=(H200_RECIPE,)))
     jobs = [job for job in build_matrix(request, project.settings) if job.conc in (1, 2)]
     repo = jobs[0].engine.image.rsplit(":", 1)[0]

@@ -18,7 +18,7 @@ from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
 from inferx_pipeline.defs.resources import RecipeRepoResource
 from inferx_pipeline.images.config import RegistryConfig, RegistryHost
 from inferx_pipeline.images.registry import Registries
-from tests.defs.conftest import Project
+from tests.defs.conftest import Project, tick
 from tests.gittools import Work, isolate_git
 from tests.paths import ROOT
 from tests.services.docker_engine import DockerEngine
@@ -28,13 +28,6 @@ H200_IMAGE = "vllm/vllm-openai:nightly-cd10ed6f9f6b37a8ace9cf380007e66fe12ec0c3"
 # The registry is shared by the session: this test's repository is its own.
 REPO = "inferx-sensor-test/vllm-openai"
 H200_RECIPE = "recipes/qwen3.8-27b/qwen3.827b-fp8-h200-vllm-mtp.yaml"
-
-
-def _tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):  # type: ignore[no-untyped-def]
-    context = dg.build_sensor_context(
-        instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})
-    )
-    return defs.resolve_sensor_def(name).evaluate_tick(context)
 
 
 def _push(engine: DockerEngine, base_image: str, registry: LocalRegistry, tag: str) -> str:
@@ -66,11 +59,11 @@ def test_a_new_tracked_tag_requests_the_recipes_partitions_once(
     mirror = Registries(RegistryConfig(hosts={"docker.io": RegistryHost(url=registry.url)}))
     defs = project.definitions(registries=mirror)
     _push(docker_engine, base_image, registry, H200_IMAGE.split(":")[1])
-    first = _tick(defs, "new_image_tags", instance, None)
+    first = tick(defs, "new_image_tags", instance, None)
     assert first.run_requests == [] and REPO in first.cursor  # the tags as they stand
     nightly = _push(docker_engine, base_image, registry, "nightly-sensor1")
     _push(docker_engine, base_image, registry, "v99.0.0-sensor")  # not nightly-*: ignored
-    second = _tick(defs, "new_image_tags", instance, first.cursor)
+    second = tick(defs, "new_image_tags", instance, first.cursor)
     image = f"{REPO}:nightly-sensor1"
     assert len(second.run_requests) == 1
     request = second.run_requests[0]
@@ -84,7 +77,7 @@ def test_a_new_tracked_tag_requests_the_recipes_partitions_once(
     assert request.run_key == f"image:{image}@{nightly}:h200:{image}:1-128"
     added = second.dynamic_partitions_requests
     assert [list(r.partition_keys) for r in added] == [[image]]
-    third = _tick(defs, "new_image_tags", instance, second.cursor)
+    third = tick(defs, "new_image_tags", instance, second.cursor)
     assert third.run_requests == [] and third.cursor == second.cursor
 
 
@@ -108,7 +101,7 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
     work = Work(tmp_path / "recipes-repo")
     seed = _seed_repo(work)
     defs = project.definitions(recipes_repo=RecipeRepoResource(source=str(work.path)))
-    first = _tick(defs, "merged_recipe_changes", instance, None)
+    first = tick(defs, "merged_recipe_changes", instance, None)
     assert first.run_requests == [] and first.cursor == seed
     recipe = (work.path / H200_RECIPE).read_text()
     tuned = work.commit(
@@ -117,7 +110,7 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
     fragment = work.path / "recipes/_fragments/engines/vllm-rocm.yaml"
     rocm = work.commit({str(fragment.relative_to(work.path)): fragment.read_text() + "# tuned\n"})
     docs = work.commit({"README.md": "recipes, documented\n"})
-    second = _tick(defs, "merged_recipe_changes", instance, first.cursor)
+    second = tick(defs, "merged_recipe_changes", instance, first.cursor)
     assert second.cursor == docs
     got = [
         (r.job_name, r.tags["inferx/commit"], r.tags[RANGE_START_TAG]) for r in second.run_requests
@@ -135,5 +128,5 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
         for r in second.run_requests
     )
     assert {r.tags["inferx/reason"] for r in second.run_requests} == {"recipe-merged"}
-    third = _tick(defs, "merged_recipe_changes", instance, second.cursor)
+    third = tick(defs, "merged_recipe_changes", instance, second.cursor)
     assert third.run_requests == [] and third.skip_message == f"no new commit after {docs[:12]}"

@@ -8,19 +8,11 @@ import dagster as dg
 
 from inferx_pipeline.defs.execute import run_cells_in_process
 from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
-from inferx_pipeline.defs.resources import LauncherResource
 from inferx_pipeline.sweep.retries import RetryLedger
-from tests.defs.conftest import Project
+from tests.defs.conftest import Project, tick, unreachable_docker
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
 BF16_IMAGE = "vllm/vllm-openai-rocm:nightly-a8d1aa9c99b8698a2a78b611b7a10c30e6b3995b"
-
-
-def _tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None):  # type: ignore[no-untyped-def]
-    context = dg.build_sensor_context(
-        instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})
-    )
-    return defs.resolve_sensor_def(name).evaluate_tick(context)
 
 
 def _bump(path: Path, old: str, new: str) -> None:
@@ -33,16 +25,16 @@ def test_a_changed_curve_requests_exactly_its_recipes_partitions(
     project: Project, instance: dg.DagsterInstance
 ) -> None:
     defs = project.definitions()
-    first = _tick(defs, "golden_curve_changes", instance, None)
+    first = tick(defs, "golden_curve_changes", instance, None)
     assert first.run_requests == [] and first.cursor
     golden = project.root / "golden_al_distribution"
     # A curve no recipe uses: the cursor moves, nothing runs.
     _bump(golden / "dsv4_mtp.yaml", "source_run:", "# edited\nsource_run:")
-    unused = _tick(defs, "golden_curve_changes", instance, first.cursor)
+    unused = tick(defs, "golden_curve_changes", instance, first.cursor)
     assert unused.run_requests == [] and unused.cursor != first.cursor
     # The BF16 recipe's curve (synthetic acceptance): its mi325x partitions at its image.
     _bump(golden / "qwen3.8-27b_mtp.yaml", "3: 2.51", "3: 2.52")
-    changed = _tick(defs, "golden_curve_changes", instance, unused.cursor)
+    changed = tick(defs, "golden_curve_changes", instance, unused.cursor)
     assert len(changed.run_requests) == 1
     request = changed.run_requests[0]
     assert request.job_name == "sweep_mi325x"
@@ -50,7 +42,7 @@ def test_a_changed_curve_requests_exactly_its_recipes_partitions(
     assert request.tags[RANGE_END_TAG] == f"128|{BF16_IMAGE}"
     assert request.tags["inferx/reason"] == "golden-curve-changed"
     assert request.tags["inferx/curves"] == "qwen3.8-27b_mtp"
-    again = _tick(defs, "golden_curve_changes", instance, changed.cursor)
+    again = tick(defs, "golden_curve_changes", instance, changed.cursor)
     assert again.run_requests == [] and again.skip_message == "no golden curve changed"
 
 
@@ -87,12 +79,7 @@ def _last_event(
 def test_a_failed_sweep_run_is_recorded_and_retried_once_when_transient(
     project: Project, instance: dg.DagsterInstance, tmp_path: Path
 ) -> None:
-    pools = tmp_path / "pools.yaml"
-    pools.write_text(
-        "source: test\npools:\n  nowhere:\n    skus: ['*']\n    hosts:\n"
-        f"      - url: unix://{tmp_path}/no-such-docker.sock\n"
-    )
-    defs = project.definitions(launcher=LauncherResource(kind="docker", pools_file=str(pools)))
+    defs = project.definitions(launcher=unreachable_docker(tmp_path))
     cells, ladder = project.cells(H200_RECIPE)
     run = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test")[0]
     dagster_run = instance.get_run_by_id(run.run_id)

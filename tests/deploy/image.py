@@ -10,7 +10,6 @@ missing; Docker's layer cache keeps the dependency stage across project changes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -18,11 +17,9 @@ import tempfile
 from pathlib import Path
 
 import docker
-from docker.errors import BuildError
 
 from tests.paths import ROOT
 from tests.services import engine_images
-from tests.services.engine_images import ImageBuildError
 
 DEPLOY = ROOT / "deploy"
 DOCKERFILE = DEPLOY / "images" / "dagster" / "Dockerfile"
@@ -73,18 +70,9 @@ def ensure_image(client: docker.DockerClient, base_tag: str) -> str:
             env={**os.environ, "PYTHON": sys.executable},
             timeout=BUILD_TIMEOUT_S,
         )
-        _build(client, ctx, tag, base_tag)
+        # Host network for apt's Debian mirror (git); pip installs with --no-index, so no
+        # Python package index is ever asked.
+        engine_images.build_image(
+            client, ctx, tag, base_tag, network_mode="host", timeout_s=BUILD_TIMEOUT_S
+        )
     return tag
-
-
-def _build(client: docker.DockerClient, ctx: Path, tag: str, base_tag: str) -> None:
-    try:
-        # The legacy builder (docker-py). Host network for apt's Debian mirror (git); pip
-        # installs with --no-index, so no Python package index is ever asked.
-        client.images.build(
-            path=str(ctx), tag=tag, buildargs={"BASE_IMAGE": base_tag},
-            network_mode="host", rm=True, forcerm=True, timeout=BUILD_TIMEOUT_S,
-        )  # fmt: skip
-    except BuildError as err:
-        log = "".join(json.dumps(chunk) for chunk in err.build_log)[-3000:]
-        raise ImageBuildError(f"docker build of {tag} failed: {err.msg}\n{log}") from err

@@ -32,6 +32,7 @@ import pytest
 from docker.errors import DockerException
 
 from tests.services import engine_images
+from tests.services.processes import stop
 
 PERSISTENT_DATA_ROOT = Path("/var/tmp/inferx-docker")
 READY_DEADLINE_S = 60.0
@@ -107,15 +108,6 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> docker.Do
     unavailable(f"dockerd at {url} not ready after {READY_DEADLINE_S:.0f} s")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(STOP_GRACE_S)
-
-
 def _remove_leftover_containers(client: docker.DockerClient) -> None:
     # The data-root is private to this project's tests: anything left is from a crashed session.
     for container in client.containers.list(all=True):
@@ -143,7 +135,7 @@ def running_dockerd(data_root: Path) -> Iterator[DockerEngine]:
         yield DockerEngine(url=url, client=client, data_root=data_root)
         client.close()
     finally:
-        _stop(proc)
+        stop(proc, STOP_GRACE_S)
         _unmount_under(run_dir)
         shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -205,16 +205,28 @@ def ensure_sim_image(client: docker.DockerClient, base_tag: str) -> str:
         _project_wheel(ctx / "wheels" / "project")
         for name in IMAGE_DATA:
             shutil.copytree(ROOT / name, ctx / name)
-        _build(client, ctx, tag, base_tag)
+        build_image(client, ctx, tag, base_tag)
     return tag
 
 
-def _build(client: docker.DockerClient, ctx: Path, tag: str, base_tag: str) -> None:
+def build_image(
+    client: docker.DockerClient,
+    ctx: Path,
+    tag: str,
+    base_tag: str,
+    *,
+    network_mode: str = "none",
+    timeout_s: int | None = None,
+) -> None:
+    """``docker build`` of ``ctx`` as ``tag`` FROM ``base_tag`` (legacy builder, docker-py).
+
+    ``network_mode`` "none" by default: pip must stay offline; ImageBuildError with the
+    build log's tail on failure.
+    """
     try:
-        # docker-py's images.build is the legacy builder; network "none": pip must stay offline.
         client.images.build(
             path=str(ctx), tag=tag, buildargs={"BASE_IMAGE": base_tag},
-            network_mode="none", rm=True, forcerm=True,
+            network_mode=network_mode, rm=True, forcerm=True, timeout=timeout_s,
         )  # fmt: skip
     except BuildError as err:
         log = "".join(json.dumps(chunk) for chunk in err.build_log)[-3000:]
@@ -243,7 +255,7 @@ def ensure_old_python_image(client: docker.DockerClient, base_tag: str) -> str:
     with tempfile.TemporaryDirectory(prefix="inferx-py310-ctx-") as tmp:
         (Path(tmp) / "Dockerfile").write_text(OLD_PYTHON_DOCKERFILE)
         (Path(tmp) / "python3").write_text(OLD_PYTHON_SHIM)
-        _build(client, Path(tmp), tag, base_tag)
+        build_image(client, Path(tmp), tag, base_tag)
     return tag
 
 

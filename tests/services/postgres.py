@@ -25,6 +25,8 @@ from pathlib import Path
 import psycopg2
 import pytest
 
+from tests.services.processes import stop
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 UNPRIVILEGED_USER = "nobody"
 START_DEADLINE_S = 30.0
@@ -122,17 +124,6 @@ def _wait_ready(server: PostgresServer) -> None:
     _unavailable(f"not ready after {START_DEADLINE_S}s: {last_error}")
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGINT)  # PostgreSQL's "fast" shutdown
-    try:
-        process.wait(timeout=STOP_DEADLINE_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=STOP_DEADLINE_S)
-
-
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """A private cluster for the whole session; stopped by PID afterwards."""
@@ -148,7 +139,7 @@ def postgres_server() -> Iterator[PostgresServer]:
             _wait_ready(server)
             yield server
         finally:
-            _stop(process)
+            stop(process, STOP_DEADLINE_S, signal.SIGINT)  # PostgreSQL's fast shutdown
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -26,6 +26,7 @@ import pytest
 import requests
 
 from tests.services.docker_engine import unavailable
+from tests.services.processes import stop
 
 READY_DEADLINE_S = 30.0
 STOP_GRACE_S = 10.0
@@ -88,15 +89,6 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     unavailable(f"image registry at {url} not ready after {READY_DEADLINE_S:.0f} s")
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(STOP_GRACE_S)
-
-
 @pytest.fixture(scope="session")
 def registry() -> Iterator[LocalRegistry]:
     """A private registry for this test session (see the module docstring)."""
@@ -118,5 +110,5 @@ def registry() -> Iterator[LocalRegistry]:
         _wait_ready(url, proc, log)
         yield LocalRegistry(url=url, host=f"127.0.0.1:{port}", storage=work / "storage")
     finally:
-        _stop(proc)
+        stop(proc, STOP_GRACE_S)
         shutil.rmtree(work, ignore_errors=True)

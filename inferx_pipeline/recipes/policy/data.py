@@ -16,11 +16,9 @@ from typing import Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator
 
+from inferx_pipeline.catalog import YAML_LOADER
 from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.strict import FrozenModel
-
-# libyaml's parser when PyYAML has it (several times faster); same results.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class TagPattern(FrozenModel):
@@ -110,7 +108,7 @@ class PolicyData(FrozenModel):
 
 def _read(path: Path) -> dict[str, object]:
     try:
-        data = yaml.load(path.read_text(), Loader=_LOADER)
+        data = yaml.load(path.read_text(), Loader=YAML_LOADER)
     except (OSError, yaml.YAMLError) as err:
         raise CatalogError(f"{path}: cannot read policy data: {err}") from err
     if not isinstance(data, dict):
