@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
+from types import FrameType
+from typing import NoReturn
 
 import click
 
 from inferx_pipeline.cli.runs import dagster_home_option
 from inferx_pipeline.defs.definitions import sku_ladders
 from inferx_pipeline.defs.devserver import DagsterDev
-from inferx_pipeline.defs.execute import prepare_instance
+from inferx_pipeline.defs.execute import prepare_instance, workspace_file
 from inferx_pipeline.settings import Settings
 
 UI_READY_DEADLINE_S = 120.0
@@ -21,17 +24,25 @@ def dagster() -> None:
     """The Dagster side: open the UI, set per-SKU pool limits."""
 
 
+def _interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+    raise KeyboardInterrupt
+
+
 @dagster.command()
 @dagster_home_option
 @click.option("--port", type=int, default=3000, show_default=True)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Listen address.")
 def ui(dagster_home: Path | None, port: int, host: str) -> None:
-    """Open the Dagster UI (``dagster dev``) on workspace.yaml until Ctrl-C."""
+    """Open the Dagster UI (``dagster dev``) on the embedded default until Ctrl-C."""
+    # Started from a script, this process may inherit SIGINT ignored: make Ctrl-C and a
+    # plain `kill PID` both stop dagster dev through the `with` block below.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupted)
     settings = Settings()
     instance_home = dagster_home or settings.dagster_home
     prepare_instance(instance_home, sku_ladders(settings), settings.runner_pools, os.environ)
     server = DagsterDev(
-        settings.root / "workspace.yaml",
+        workspace_file(instance_home),
         instance_home,
         host=host,
         port=port,

@@ -45,6 +45,25 @@ telemetry:
 CONSOLE_INFO = {"loggers": {"console": {"config": {"log_level": "INFO"}}}}
 
 
+# The code location by module, so it loads from wherever the package is installed.
+WORKSPACE = """\
+# Written by `inferx dagster ui`: the code location of the installed inferx_pipeline.
+load_from:
+  - python_module:
+      module_name: inferx_pipeline.defs.definitions
+      attribute: defs
+      location_name: inferx
+"""
+
+
+def workspace_file(home: Path) -> Path:
+    """``home/workspace.yaml`` naming this package's code location (rewritten each call)."""
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "workspace.yaml"
+    path.write_text(WORKSPACE)
+    return path
+
+
 def local_instance(home: Path) -> dg.DagsterInstance:
     """The instance at ``home``, writing the embedded ``dagster.yaml`` there if it has none."""
     home.mkdir(parents=True, exist_ok=True)

@@ -67,9 +67,7 @@ def instance() -> Iterator[dg.DagsterInstance]:
         yield test_instance
 
 
-def tick(
-    defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None
-) -> Any:
+def tick(defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None) -> Any:
     """One evaluation of sensor ``name`` of ``defs`` with ``cursor``."""
     context = dg.build_sensor_context(
         instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})

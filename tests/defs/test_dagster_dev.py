@@ -10,7 +10,10 @@ runs of one SKU never overlap, runs of the two SKUs do.
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -167,3 +170,35 @@ def test_the_per_sku_pool_limit_holds_under_a_queue_of_runs(dev: Dev) -> None:
         for m_start, m_end in spans["mi325x"]
     )
     assert overlapping, f"runs of different SKUs never overlapped: {spans}"
+
+
+def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: Path) -> None:
+    # As a script starts it: its own session, SIGINT ignored (the dagster dev trap).
+    port = _free_port()
+    env = {**os.environ, "INFERX_STATE_DIR": str(tmp_path / "state")}
+    log = tmp_path / "ui.log"
+    inferx = Path(sys.executable).with_name("inferx")
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(inferx), "dagster", "ui", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        )
+    try:
+        deadline = time.monotonic() + READY_DEADLINE_S
+        while b"Dagster UI: " not in log.read_bytes():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.5)  # polling the command's output, under a deadline
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert "stopping dagster dev" in log.read_text()
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
