@@ -8,8 +8,8 @@ import click
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.runs import dagster_home_option
-from inferx_pipeline.defs.execute import add_images, local_instance
-from inferx_pipeline.defs.partitions import IMAGES_NAME
+from inferx_pipeline.defs.execute import local_instance
+from inferx_pipeline.defs.partitions import IMAGES_NAME, add_images
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.changelog import read_changelog
 from inferx_pipeline.images.config import load_registry_config

@@ -23,13 +23,13 @@ from inferx_pipeline.cli.launch_flags import pop_launcher, pop_sweep_options
 from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
 from inferx_pipeline.defs.execute import (
     RangeRun,
-    add_images,
     graphql_client,
     local_instance,
     publish_in_process,
     run_cells_in_process,
     submit_cells,
 )
+from inferx_pipeline.defs.partitions import add_images
 from inferx_pipeline.defs.resources import LauncherResource
 from inferx_pipeline.matrix.partitions import Cell
 from inferx_pipeline.settings import Settings
@@ -111,7 +111,7 @@ def run_cells(
     # Dagster flags pools and single-run backfills as beta on every load; we use them on purpose.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    defs = build_definitions(settings, resources={"launcher": launcher})
+    defs = build_definitions(settings, resources={"launcher": launcher}, ladder_of=ladder_of)
     instance = local_instance(home if isinstance(home, Path) else settings.dagster_home)
     runs = run_cells_in_process(defs, instance, cells, ladder_of, reason=reason, tags=tags)
     console.print(_table(runs))

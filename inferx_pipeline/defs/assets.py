@@ -19,7 +19,7 @@ import dagster as dg
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.defs import metadata
-from inferx_pipeline.defs.partitions import IMAGES_NAME, cells_of, sweep_partitions
+from inferx_pipeline.defs.partitions import add_images, cells_of, sweep_partitions
 from inferx_pipeline.defs.resources import LauncherResource, ProjectResource, ResultsResource
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
 from inferx_pipeline.golden import load_golden
@@ -101,8 +101,7 @@ def sweep_matrix(
     """The job matrix of every valid recipe; registers the recipes' pinned images as partitions."""
     matrix = load_matrix(MatrixRequest(paths=()), project.settings())
     images = sorted({cell.image for cell in pinned_cells(matrix.jobs)})
-    known = set(context.instance.get_dynamic_partitions(IMAGES_NAME))
-    context.instance.add_dynamic_partitions(IMAGES_NAME, [i for i in images if i not in known])
+    add_images(context.instance, images)
     return dg.MaterializeResult(metadata=metadata.matrix_metadata(matrix.jobs, images))
 
 

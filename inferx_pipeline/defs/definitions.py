@@ -69,12 +69,14 @@ def build_definitions(
     settings: Settings,
     *,
     resources: dict[str, object] | None = None,
+    ladder_of: dict[str, tuple[int, ...]] | None = None,
 ) -> dg.Definitions:
     """Every asset, check, job and sensor of the project at ``settings``.
 
-    ``resources`` replace the defaults by key (tests pass fakes and small sweeps).
+    ``resources`` replace the defaults by key (tests pass fakes and small sweeps);
+    ``ladder_of`` is ``sku_ladders(settings)`` when the caller has it already.
     """
-    ladder_of = sku_ladders(settings)
+    ladder_of = ladder_of if ladder_of is not None else sku_ladders(settings)
     skus = list(ladder_of)
     sweeps = [sweep_asset(sku, ladder) for sku, ladder in ladder_of.items()]
     jobs = [sweep_job(sku) for sku in skus]

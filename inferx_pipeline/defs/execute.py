@@ -20,7 +20,7 @@ from pydantic import Field
 
 from inferx_pipeline.defs.assets import pool_name
 from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
-from inferx_pipeline.defs.partitions import IMAGES_NAME, range_tags
+from inferx_pipeline.defs.partitions import add_images, range_tags
 from inferx_pipeline.defs.tags import REASON_TAG
 from inferx_pipeline.launch.pools import RunnerPools, load_pools
 from inferx_pipeline.matrix.partitions import Cell, CellRange, covering_ranges
@@ -106,14 +106,6 @@ def prepare_instance(
     finally:
         instance.dispose()
     return limits
-
-
-def add_images(instance: dg.DagsterInstance, images: Iterable[str]) -> list[str]:
-    """Register ``images`` as image partitions; returns those that were new."""
-    known = set(instance.get_dynamic_partitions(IMAGES_NAME))
-    new = [image for image in dict.fromkeys(images) if image not in known]
-    instance.add_dynamic_partitions(IMAGES_NAME, new)
-    return new
 
 
 class RangeRun(FrozenModel):

@@ -47,3 +47,11 @@ def range_tags(cell_range: CellRange) -> dict[str, str]:
     """Run tags that make one run cover ``cell_range`` (one server start per group)."""
     first, last = cell_range.cells[0], cell_range.cells[-1]
     return {RANGE_START_TAG: str(cell_key(first)), RANGE_END_TAG: str(cell_key(last))}
+
+
+def add_images(instance: dg.DagsterInstance, images: Iterable[str]) -> list[str]:
+    """Register ``images`` as image partitions; returns those that were new."""
+    known = set(instance.get_dynamic_partitions(IMAGES_NAME))
+    new = [image for image in dict.fromkeys(images) if image not in known]
+    instance.add_dynamic_partitions(IMAGES_NAME, new)
+    return new

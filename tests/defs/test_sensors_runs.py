@@ -55,25 +55,32 @@ def test_a_successful_sweep_run_requests_the_publish_job(
     dagster_run = instance.get_run_by_id(run.run_id)
     assert dagster_run is not None
     sensor = defs.resolve_sensor_def("publish_after_sweeps")
-    context = dg.build_run_status_sensor_context(
-        sensor_name=sensor.name,
-        dagster_instance=instance,
-        dagster_run=dagster_run,
-        dagster_event=_last_event(instance, run.run_id, dg.DagsterEventType.RUN_SUCCESS),
-    )
-    request = sensor(context)
+    request = sensor(_status_context(defs, sensor, instance, dagster_run, success=True))
     assert isinstance(request, dg.RunRequest)
     assert request.run_key == f"publish-after:{run.run_id}"
     assert request.tags["inferx/reason"] == "sweep-succeeded"
 
 
-def _last_event(
-    instance: dg.DagsterInstance, run_id: str, kind: dg.DagsterEventType
-) -> dg.DagsterEvent:
-    records = instance.get_records_for_run(run_id, of_type=kind).records
+def _status_context(
+    defs: dg.Definitions,
+    sensor: dg.SensorDefinition,
+    instance: dg.DagsterInstance,
+    run: dg.DagsterRun,
+    *,
+    success: bool,
+) -> dg.RunStatusSensorContext:
+    """The context a run-status sensor gets for ``run``'s last success or failure event."""
+    kind = dg.DagsterEventType.RUN_SUCCESS if success else dg.DagsterEventType.RUN_FAILURE
+    records = instance.get_records_for_run(run.run_id, of_type=kind).records
     event = records[-1].event_log_entry.dagster_event
     assert event is not None
-    return event
+    return dg.build_run_status_sensor_context(
+        sensor_name=sensor.name,
+        dagster_instance=instance,
+        dagster_run=run,
+        dagster_event=event,
+        resources=dict(defs.resources or {}),
+    )
 
 
 def test_a_failed_sweep_run_is_recorded_and_retried_once_when_transient(
@@ -85,14 +92,8 @@ def test_a_failed_sweep_run_is_recorded_and_retried_once_when_transient(
     dagster_run = instance.get_run_by_id(run.run_id)
     assert dagster_run is not None and run.status == "FAILURE"
     sensor = defs.resolve_sensor_def("record_failed_sweeps")
-    context = dg.build_run_status_sensor_context(
-        sensor_name=sensor.name,
-        dagster_instance=instance,
-        dagster_run=dagster_run,
-        dagster_event=_last_event(instance, run.run_id, dg.DagsterEventType.RUN_FAILURE),
-        resources={"project": defs.resources["project"]},  # type: ignore[index]
-    ).for_run_failure()
-    requests = sensor(context)
+    context = _status_context(defs, sensor, instance, dagster_run, success=False)
+    requests = sensor(context.for_run_failure())
     assert isinstance(requests, list)
     assert [r.job_name for r in requests] == ["publish", "sweep_h200"]
     retry = requests[1]
