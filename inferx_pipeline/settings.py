@@ -32,8 +32,14 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="Results database URL; default a SQLite file in the state dir."
     )
-    launcher: Literal["sim", "docker"] = Field(
-        default="sim", description="Where sweeps run: simulator child processes or Docker hosts."
+    launcher: Literal["sim", "docker", "local"] = Field(
+        default="sim",
+        description="Where sweeps run: simulator child processes, Docker hosts, or this host.",
+    )
+    local_host: Path | None = Field(
+        default=None,
+        description="Local launcher: host file (engine programs, model store); "
+        "default STATE/local-host.yaml.",
     )
     runner_pools: Path | None = Field(
         default=None, description="Runner-pools YAML (Docker hosts per SKU); default none."
@@ -61,6 +67,10 @@ class Settings(BaseSettings):
     @property
     def state(self) -> Path:
         return self.state_dir if self.state_dir is not None else self.root / ".inferx"
+
+    @property
+    def local_host_file(self) -> Path:
+        return self.local_host if self.local_host is not None else self.state / "local-host.yaml"
 
     @property
     def artifacts_dir(self) -> Path:

@@ -1,8 +1,11 @@
 """Build a tiny, random-weight Qwen3 model with its own BPE tokenizer (no hub, ~1 MB).
 
-Run with the vLLM venv's python (it has torch, transformers, tokenizers):
+Run with the vLLM venv's python (it has torch, transformers, tokenizers, yaml):
 
-    "$(scripts/vllm-env)" scripts/tiny_model.py DEST
+    "$(scripts/vllm-env)" scripts/tiny_model.py DEST [--family tiny-qwen3]
+
+The shape (layers, hidden size, attention heads) is the family's entry in
+catalog/models.yaml, so the leaderboard's model data and the served model agree.
 
 Deterministic for a given corpus and seed: the tokenizer is trained on text shipped in
 this repository and the weights come from a seeded generator. ``initializer_range`` is
@@ -18,10 +21,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = (
-    ROOT / "README.md",
-    ROOT / "inferx_pipeline" / "bench" / "data" / "agentic-coding-small.jsonl",
-)
+MODELS = ROOT / "catalog" / "models.yaml"
+# Text that changes rarely: the model (and every cache keyed on this script) stays put.
+CORPUS = (ROOT / "inferx_pipeline" / "bench" / "data" / "agentic-coding-small.jsonl",)
 VOCAB_SIZE = 2048
 SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"]
 # Qwen3's chat template shape, reduced: roles, an assistant prompt, thinking switched by
@@ -59,20 +61,31 @@ def train_tokenizer(dest: Path) -> None:
     fast.save_pretrained(dest)
 
 
-def save_model(dest: Path, seed: int) -> None:
-    """Random weights for a 2-layer Qwen3 sized to the tokenizer, in safetensors."""
+def architecture(family: str) -> dict[str, int]:
+    """The family's shape from catalog/models.yaml (a GQA entry)."""
+    import yaml
+
+    entry = yaml.safe_load(MODELS.read_text(encoding="utf-8"))["models"][family]
+    attention = entry["attention"]
+    return {
+        "hidden_size": entry["hidden_size"],
+        "intermediate_size": 2 * entry["hidden_size"],
+        "num_hidden_layers": entry["layers"],
+        "num_attention_heads": attention["heads"],
+        "num_key_value_heads": attention["kv_heads"],
+        "head_dim": attention["head_dim"],
+    }
+
+
+def save_model(dest: Path, family: str, seed: int) -> None:
+    """Random weights for the family's Qwen3 shape sized to the tokenizer, in safetensors."""
     import torch
     from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
 
     tokenizer = AutoTokenizer.from_pretrained(dest)
     config = Qwen3Config(
         vocab_size=len(tokenizer),
-        hidden_size=128,
-        intermediate_size=256,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=32,
+        **architecture(family),
         max_position_embeddings=8192,
         initializer_range=0.5,
         tie_word_embeddings=True,
@@ -89,11 +102,12 @@ def save_model(dest: Path, seed: int) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dest", type=Path, help="directory to write (created)")
+    parser.add_argument("--family", default="tiny-qwen3", help="catalog/models.yaml key")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.dest.mkdir(parents=True, exist_ok=True)
     train_tokenizer(args.dest)
-    save_model(args.dest, args.seed)
+    save_model(args.dest, args.family, args.seed)
     print(json.dumps({"path": str(args.dest)}))
     return 0
 

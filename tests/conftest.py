@@ -5,4 +5,5 @@ pytest_plugins: list[str] = [
     "tests.services.postgres",
     "tests.services.chromium",
     "tests.services.registry",
+    "tests.services.vllm",
 ]

@@ -122,6 +122,7 @@ def build_result(
             "invalid_reasons": reasons,
             "not_significant": m.not_significant + agentic_missing,
             "client_saturated": rules.saturation.saturated(load),
+            "client_contended": rules.saturation.contended(load),
             "client": ClientInfo(
                 version=version("inferx-pipeline"),
                 processes=len(outcomes),

@@ -6,8 +6,9 @@ import random
 
 from inferx_pipeline.tokens import Tokenizer
 
-# Re-encoding rounds before accepting a real tokenizer's off-by-a-few length.
-_FIT_ROUNDS = 4
+# Re-encoding rounds before accepting a real tokenizer's off-by-a-few length (BPE merges
+# across token boundaries settle in two or three rounds).
+_FIT_ROUNDS = 16
 
 
 def seeded(seed: int, *scope: object) -> random.Random:
@@ -19,7 +20,8 @@ def random_text(rng: random.Random, length: int, tokenizer: Tokenizer) -> tuple[
     """Text of ``length`` random vocabulary tokens and its measured token count.
 
     With the default word-level tokenizer the count is exact; with a real one the
-    decoded text is re-encoded and trimmed until it fits (or nearly, for merges).
+    decoded text is re-encoded, then cut or topped up with random tokens, until it
+    encodes to exactly ``length`` tokens (nearly, if merges never settle).
     """
     if length <= 0:
         return "", 0
@@ -29,7 +31,8 @@ def random_text(rng: random.Random, length: int, tokenizer: Tokenizer) -> tuple[
         actual = tokenizer.encode(text)
         if len(actual) == length:
             return text, length
-        actual = (actual + ids)[:length]
+        missing = length - len(actual)
+        actual = actual[:length] + [rng.randrange(1, tokenizer.vocab_size) for _ in range(missing)]
         text = tokenizer.decode(actual)
     return text, tokenizer.count(text)
 

@@ -164,6 +164,11 @@ class RawResult(StrictModel):
     invalid_reasons: list[str]
     not_significant: list[str]
     client_saturated: bool
+    client_contended: bool = Field(
+        default=False,
+        description="The client's loop ran late while its own CPU was low: another process "
+        "(a CPU engine on the same host) shares its cores; latencies include that delay.",
+    )
     client: ClientInfo
     endpoint: str
     api: Literal["chat", "completions"]

@@ -29,17 +29,29 @@ class Tolerance(StrictModel):
 
 
 class Saturation(StrictModel):
-    """Above either bound the client, not the server, limits what is measured."""
+    """When the client, not the server, limits what is measured.
+
+    The client is judged by its own work: its CPU above ``max_cpu_percent``, or a late
+    loop while its own CPU is at least ``lag_owned_cpu_percent``. A late loop with the
+    client's CPU below that is other processes on its cores (a CPU engine on the same
+    host): reported as contention, which does not make a point invalid.
+    """
 
     max_event_loop_lag_p99_ms: float = Field(gt=0)
     max_cpu_percent: float = Field(gt=0)
+    lag_owned_cpu_percent: float = Field(gt=0)
+
+    def _late(self, load: ClientLoad) -> bool:
+        return load.event_loop_lag_p99_ms > self.max_event_loop_lag_p99_ms
 
     def saturated(self, load: ClientLoad) -> bool:
-        """Whether ``load`` exceeds a bound."""
-        return (
-            load.event_loop_lag_p99_ms > self.max_event_loop_lag_p99_ms
-            or load.cpu_percent > self.max_cpu_percent
-        )
+        """Whether the client's own work exceeds its budget."""
+        owned = load.cpu_percent >= self.lag_owned_cpu_percent
+        return load.cpu_percent > self.max_cpu_percent or (self._late(load) and owned)
+
+    def contended(self, load: ClientLoad) -> bool:
+        """Whether the loop ran late while the client itself was mostly idle."""
+        return self._late(load) and not self.saturated(load)
 
 
 class ValidityRules(StrictModel):

@@ -15,14 +15,17 @@ from inferx_pipeline.sweep.report import SweepOptions
 F = TypeVar("F", bound=Callable[..., object])
 
 _SIM_KEYS = ("time_scale", "load_time_s")
-_LAUNCHER_KEYS = ("launcher", "sim_image", "pools")
+_LAUNCHER_KEYS = ("launcher", "sim_image", "pools", "host_file")
 
 
 def launch_options(command: F) -> F:
     """Add ``--launcher``, the Docker and simulator settings, and how each point is sized."""
     decorators = [
         click.option(
-            "--launcher", type=click.Choice(["sim", "docker"]), default="sim", show_default=True
+            "--launcher",
+            type=click.Choice(["sim", "docker", "local"]),
+            default="sim",
+            show_default=True,
         ),
         click.option(
             "--sim-image", default=None, help="Docker: run this simulator image, not engines."
@@ -33,6 +36,13 @@ def launch_options(command: F) -> F:
             default=None,
             help="Docker: runner-pools file [default: deploy/runner-pools.yaml if present, "
             "else one pool on DOCKER_HOST].",
+        ),
+        click.option(
+            "--host-file",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help="Local: engine programs and model store of this host "
+            "[default: STATE/local-host.yaml; scripts/cpu-host writes one].",
         ),
         click.option("--force", is_flag=True, help="Measure even points that have a good result."),
         click.option("--prompts-per-conc", type=int, default=10, show_default=True),
@@ -56,9 +66,15 @@ def launch_options(command: F) -> F:
 def pop_launcher(flags: dict[str, object]) -> LauncherChoice:
     """The ``LauncherChoice`` of the shared flags, removed from ``flags``."""
     sim = SimOptions.model_validate({key: flags.pop(key) for key in _SIM_KEYS})
-    kind, sim_image, pools = (flags.pop(key) for key in _LAUNCHER_KEYS)
+    kind, sim_image, pools, host_file = (flags.pop(key) for key in _LAUNCHER_KEYS)
     return LauncherChoice.model_validate(
-        {"kind": kind, "sim": sim, "sim_image": sim_image, "pools_file": pools}
+        {
+            "kind": kind,
+            "sim": sim,
+            "sim_image": sim_image,
+            "pools_file": pools,
+            "host_file": host_file,
+        }
     )
 
 

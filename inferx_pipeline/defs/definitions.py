@@ -57,6 +57,7 @@ def default_resources(settings: Settings) -> dict[str, object]:
         "launcher": LauncherResource(
             kind=settings.launcher,
             pools_file=str(settings.runner_pools) if settings.runner_pools else None,
+            host_file=str(settings.local_host) if settings.local_host else None,
         ),
         "registries": Registries(load_registry_config(settings.registries)),
         "recipes_repo": RecipeRepoResource(

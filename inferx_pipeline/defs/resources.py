@@ -48,8 +48,12 @@ class ResultsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # gen
 class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
     """How sweep partitions are measured: the launcher and the size of each point."""
 
-    kind: str = Field(default="sim", description="sim (child processes) or docker (runner pools).")
+    kind: str = Field(
+        default="sim",
+        description="sim (child processes), docker (runner pools) or local (engines on this host).",
+    )
     pools_file: str | None = Field(default=None, description="Docker: runner-pools YAML.")
+    host_file: str | None = Field(default=None, description="Local: programs and model store.")
     sim_image: str | None = Field(default=None, description="Docker: run this simulator image.")
     time_scale: float = Field(default=1.0, description="Simulator: multiplies simulated time.")
     load_time_s: float | None = Field(default=None, description="Simulator: model-load wait, s.")
@@ -67,6 +71,7 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
         return cls(
             kind=choice.kind,
             pools_file=str(choice.pools_file) if choice.pools_file else None,
+            host_file=str(choice.host_file) if choice.host_file else None,
             sim_image=choice.sim_image,
             time_scale=choice.sim.time_scale,
             load_time_s=choice.sim.load_time_s,
@@ -88,6 +93,7 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
                 "sim": sim,
                 "sim_image": self.sim_image,
                 "pools_file": self.pools_file,
+                "host_file": self.host_file,
             }
         )
 

@@ -14,10 +14,14 @@ from collections.abc import Mapping
 
 from inferx_pipeline.catalog import Sku
 from inferx_pipeline.errors import LaunchError
+from inferx_pipeline.launch.models import MODEL_PLACEHOLDER
 from inferx_pipeline.launch.spec import ClientSettings, GpuRequest, ServerSpec
 from inferx_pipeline.matrix.job import ArgValue, BenchmarkJob, JobParallel
 
 PORT = "{port}"
+# The launcher fills in where the checkpoint lies on its host (launch/models.py); the
+# server keeps answering to the HF id through --served-model-name.
+MODEL = MODEL_PLACEHOLDER
 
 
 class EngineAdapter(ABC):
@@ -30,7 +34,7 @@ class EngineAdapter(ABC):
 
     @abstractmethod
     def argv(self, job: BenchmarkJob, parallel: JobParallel) -> list[str]:
-        """The server command line (``{port}`` placeholder for the port)."""
+        """The server command line (``{port}`` and ``{model}`` placeholders)."""
 
     @abstractmethod
     def env(self, job: BenchmarkJob) -> dict[str, str]:

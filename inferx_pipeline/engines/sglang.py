@@ -12,6 +12,7 @@ SPEC_ALGORITHMS: dict[str, str] = {
     "eagle3": "EAGLE3",
     "draft_model": "STANDALONE",
     "dspark": "DSPARK",
+    "ngram": "NGRAM",
 }
 KV_DTYPES: dict[str, str] = {"fp8": "fp8_e4m3", "bf16": "bf16", "fp16": "auto", "fp4": "fp4_e2m1"}
 

@@ -35,6 +35,7 @@ DECODING_TYPES: dict[str, str] = {
     "eagle": "Eagle",
     "eagle3": "Eagle",
     "draft_model": "DraftTarget",
+    "ngram": "NGram",
 }
 KV_DTYPES: dict[str, str] = {"fp8": "fp8", "bf16": "auto", "fp16": "auto", "fp4": "nvfp4"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from inferx_pipeline.engines.adapter import PORT, EngineAdapter, capture_sizes, render_args
+from inferx_pipeline.engines.adapter import MODEL, PORT, EngineAdapter, capture_sizes, render_args
 from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.matrix.job import BenchmarkJob, JobParallel
 
@@ -15,6 +15,7 @@ SPEC_METHODS: dict[str, str] = {
     "eagle3": "eagle3",
     "dspark": "dspark",
     "draft_model": "draft_model",
+    "ngram": "ngram",
 }
 # vLLM spells the KV dtype per format; auto lets it follow the model.
 KV_DTYPES: dict[str, str] = {"fp8": "fp8", "bf16": "bfloat16", "fp16": "float16", "fp4": "fp4"}
@@ -26,7 +27,8 @@ class VllmAdapter(EngineAdapter):
     kind = "vllm"
 
     def argv(self, job: BenchmarkJob, parallel: JobParallel) -> list[str]:
-        argv = ["vllm", "serve", job.model.hf_id, "--host", "0.0.0.0", "--port", PORT]
+        argv = ["vllm", "serve", MODEL, "--served-model-name", job.model.hf_id]
+        argv += ["--host", "0.0.0.0", "--port", PORT]
         argv += _parallel(parallel)
         if job.max_model_len is not None:
             argv += ["--max-model-len", str(job.max_model_len)]

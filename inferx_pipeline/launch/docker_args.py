@@ -17,6 +17,7 @@ from pydantic import Field
 
 from inferx_pipeline.launch.base import fill_port
 from inferx_pipeline.launch.gpu import gpu_block
+from inferx_pipeline.launch.models import fill_model
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.strict import FrozenModel
 
@@ -43,6 +44,11 @@ class DockerOptions(FrozenModel):
     shm_size: str = Field(default="16g", description="/dev/shm size (docker syntax, e.g. 16g).")
     hf_cache: Path | None = Field(
         default=None, description="Host directory mounted as the Hugging Face cache."
+    )
+    models: dict[str, Path] = Field(
+        default_factory=dict,
+        description="The host's model store: HF id -> checkpoint folder, mounted read-only at "
+        "the same path; other models are given to the engine by id (its HF cache or hub).",
     )
     grace_s: float = Field(default=30.0, gt=0, description="SIGTERM -> SIGKILL grace (s).")
     memlock_bytes: int = Field(
@@ -92,7 +98,10 @@ def container_kwargs(
     The result holds secret values in ``environment``: never log or store it.
     """
     gpu = gpu_block(spec.gpus)
-    argv = fill_port(spec.argv, port)
+    model = options.models.get(spec.client.model_name)
+    argv = fill_model(
+        fill_port(spec.argv, port), spec.client.model_name if model is None else str(model)
+    )
     environment = {
         **({"HF_HOME": HF_CACHE_TARGET} if options.hf_cache else {}),
         **gpu.pop("environment", {}),
@@ -102,6 +111,8 @@ def container_kwargs(
     volumes = (
         {str(options.hf_cache): {"bind": HF_CACHE_TARGET, "mode": "rw"}} if options.hf_cache else {}
     )
+    if model is not None:
+        volumes[str(model)] = {"bind": str(model), "mode": "ro"}
     return {
         "image": spec.image,
         "entrypoint": [argv[0]],

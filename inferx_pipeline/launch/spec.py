@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
@@ -27,6 +28,11 @@ class ClientSettings(FrozenModel):
     model_name: str = Field(description="The `model` field the server answers to.")
     chat_template_kwargs: dict[str, bool | str | int] = Field(
         default_factory=dict, description="e.g. {'enable_thinking': true}."
+    )
+    tokenizer: Path | None = Field(
+        default=None,
+        description="The model's tokenizer.json on the client's host, for ISL/OSL; None = the "
+        "simulator's word tokenizer (simulated runs only: real runs must name one).",
     )
 
 

@@ -27,7 +27,7 @@ from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from inferx_pipeline.strict import StrictModel
 
-SpecDecodingArm = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model"]
+SpecDecodingArm = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram"]
 KvOffloading = Literal["none", "dram"]
 
 # InferenceX doubles a concurrency range from its start (``--step-size`` default).

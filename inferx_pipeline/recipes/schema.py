@@ -45,7 +45,7 @@ Framework = Literal[
 Precision = Literal["bf16", "fp16", "fp8", "mxfp8", "fp4", "mxfp4", "nvfp4"]
 KvCacheDtype = Literal["auto", "bf16", "fp16", "fp8", "fp4"]
 Thinking = Literal["on", "off"]
-SpecMethod = Literal["mtp", "eagle", "eagle3", "dspark", "draft_model", "none"]
+SpecMethod = Literal["mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram", "none"]
 Acceptance = Literal["synthetic", "real"]
 ArgValue = str | int | float | bool | list[str | int | float]
 

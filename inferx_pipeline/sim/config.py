@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 from inferx_pipeline.strict import StrictModel
 
 SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model"]
-SPEC_METHODS: tuple[str, ...] = ("none", "mtp", "eagle", "eagle3", "dspark", "draft_model")
+SPEC_METHODS: tuple[str, ...] = ("none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram")
 
 
 class SimConfig(StrictModel):

@@ -2,9 +2,11 @@
 
 ``simulator_backend`` is the embedded default: every job runs on ``inferx sim serve``
 as a child process, standing in for the job's SKU with that SKU's catalog data.
-``docker_backend`` runs each job's real engine image (or, with ``sim``, the simulator
-image) through the Docker launcher, after the image preflight (``sweep/preflight.py``),
-and passes the secrets named in its ``DockerOptions.secret_env`` to every server.
+``local_backend`` runs each job's real engine argv on this host (programs and model store
+from its host file). ``docker_backend`` runs each job's real engine image (or, with
+``sim``, the simulator image) through the Docker launcher, after the image preflight
+(``sweep/preflight.py``), and passes the secrets named in its
+``DockerOptions.secret_env`` to every server.
 A ``SweepBackend`` is its own ``BackendSource``; ``sweep/pooled.py`` is the source that
 spreads SKUs over runner-pool hosts.
 """
@@ -25,6 +27,8 @@ from inferx_pipeline.launch.base import Launcher
 from inferx_pipeline.launch.docker import DockerLauncher
 from inferx_pipeline.launch.docker_args import DockerOptions
 from inferx_pipeline.launch.docker_probe import DockerProbeRunner
+from inferx_pipeline.launch.local import LocalFacts, LocalHost, LocalLauncher
+from inferx_pipeline.launch.models import ModelStore
 from inferx_pipeline.launch.preflight import FactCache
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.launch.subprocess import SubprocessLauncher
@@ -97,6 +101,42 @@ def simulator_backend(
         vendor_of=_vendor_of(catalog),
         digests=FixedDigests(simulated_digest()),
         simulated=True,
+    )
+
+
+def with_tokenizer(specs: SpecBuilder, store: ModelStore) -> SpecBuilder:
+    """``specs`` whose client measures with the model's own tokenizer from ``store``.
+
+    A real run never falls back to the simulator's word tokenizer: a model without a
+    tokenizer in the store is a LaunchError before anything starts.
+    """
+
+    def build(job: BenchmarkJob) -> ServerSpec:
+        spec = specs(job)
+        client = spec.client.model_copy(
+            update={"tokenizer": store.tokenizer(spec.client.model_name)}
+        )
+        return spec.model_copy(update={"client": client})
+
+    return build
+
+
+def local_backend(
+    catalog: Catalog,
+    host: LocalHost,
+    log_dir: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+) -> SweepBackend:
+    """Each job's real engine as a process group on this host (``launch/local.py``)."""
+    facts = LocalFacts(host)
+    return SweepBackend(
+        launcher=LocalLauncher(host, log_dir, environ=environ),
+        specs=with_tokenizer(engine_specs(catalog), host.models),
+        vendor_of=_vendor_of(catalog),
+        digests=facts,
+        preflight=facts,
+        simulated=False,
     )
 
 

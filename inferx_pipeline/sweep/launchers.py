@@ -1,10 +1,12 @@
-"""Which launcher a sweep runs on: the simulator as a child process, or Docker hosts.
+"""Which launcher a sweep runs on: the simulator as a child process, Docker hosts, or this host.
 
 ``LauncherChoice`` is what ``inferx sweep --launcher ...`` and the Dagster launcher
 resource both parse their settings into; ``source`` builds the runner's
 ``BackendSource`` from it. With ``kind="docker"`` the hosts come from the runner pools
 (``pools_file``, default ``ROOT/deploy/runner-pools.yaml`` when present, else one pool
 on ``DOCKER_HOST``), and ``sim_image`` runs the simulator image instead of engines.
+With ``kind="local"`` each job's real engine argv runs on this host, with the programs and
+model store of the host file (``host_file``, default ``STATE/local-host.yaml``).
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ from pydantic import Field
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.launch.local import load_local_host
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.strict import FrozenModel
-from inferx_pipeline.sweep.backends import BackendSource, simulator_backend
+from inferx_pipeline.sweep.backends import BackendSource, local_backend, simulator_backend
 from inferx_pipeline.sweep.pooled import docker_pools
 
 
 class LauncherChoice(FrozenModel):
     """Where a sweep's servers run."""
 
-    kind: Literal["sim", "docker"] = Field(
-        default="sim", description="sim = simulator child processes; docker = Docker hosts."
+    kind: Literal["sim", "docker", "local"] = Field(
+        default="sim",
+        description="sim = simulator child processes; docker = Docker hosts; "
+        "local = the real engines on this host.",
     )
     sim: SimOptions = Field(
         default_factory=SimOptions, description="Simulator behaviour (sim, or docker+sim_image)."
@@ -37,6 +42,9 @@ class LauncherChoice(FrozenModel):
     )
     pools_file: Path | None = Field(
         default=None, description="Docker: runner-pools YAML; None = the default location."
+    )
+    host_file: Path | None = Field(
+        default=None, description="Local: programs and model store; None = STATE/local-host.yaml."
     )
 
     def source(
@@ -52,9 +60,15 @@ class LauncherChoice(FrozenModel):
         Raises LaunchError when no runner pool serves one of ``skus`` and CatalogError
         for a malformed pools file.
         """
+        catalog = cached_catalog(settings.catalog_dir)
+        logs = settings.state / "logs" / run_id
         if self.kind == "sim":
-            catalog = cached_catalog(settings.catalog_dir)
-            return simulator_backend(catalog, settings.state / "logs" / run_id, self.sim)
+            return simulator_backend(catalog, logs, self.sim)
+        if self.kind == "local":
+            path = self.host_file or settings.local_host_file
+            host = load_local_host(path)
+            host.require(skus, origin=path)
+            return local_backend(catalog, host, logs, environ=environ)
         in_docker = (
             self.sim.model_copy(update={"image": self.sim_image}) if self.sim_image else None
         )

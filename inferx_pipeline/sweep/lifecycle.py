@@ -21,7 +21,7 @@ from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import SweepBackend
 from inferx_pipeline.sweep.groups import ServerGroup
-from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure
+from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure, served_version
 from inferx_pipeline.sweep.recording import AttemptKey, Evidence, outcome_of, record_attempt
 from inferx_pipeline.sweep.report import JobOutcome, SweepOptions, SweepProgress
 from inferx_pipeline.sweep.reuse import ReuseIndex, client_version, point_identity
@@ -161,7 +161,9 @@ class GroupRun:
             run_id=self.ctx.run_id,
             attempt=attempt,
             simulated=self.target.backend.simulated,
-            engine_version=self.facts.engine_version if self.facts else None,
+            # What the engine itself says first; the preflight's reading when it says nothing.
+            engine_version=served_version(handle.base_url)
+            or (self.facts.engine_version if self.facts else None),
         )
         config = bench_config(job, self.target.spec, handle.base_url, self.ctx.options, metadata)
         measured = measure(config)

@@ -7,6 +7,8 @@ The RawResult's ``metadata`` carries the job identity under the results layer's
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from dataclasses import dataclass
 
 from inferx_pipeline.bench.agentic import AgenticSpec
@@ -54,6 +56,7 @@ def bench_config(
         seed=options.seed,
         chat_template_kwargs=dict(spec.client.chat_template_kwargs),
         request_timeout_s=options.request_timeout_s,
+        tokenizer=spec.client.tokenizer,
         metadata=metadata,
     )
 
@@ -69,6 +72,7 @@ def warmup_config(job: BenchmarkJob, spec: ServerSpec, base_url: str, n: int) ->
         concurrency=min(n, job.conc),
         num_prompts=n,
         chat_template_kwargs=dict(spec.client.chat_template_kwargs),
+        tokenizer=spec.client.tokenizer,
         scrape_metrics=False,
     )
 
@@ -130,6 +134,16 @@ def snapshot(base_url: str) -> MetricsSnapshot | None:
         return scrape(base_url)
     except EndpointError:
         return None
+
+
+def served_version(base_url: str) -> str | None:
+    """The version the running engine reports at ``GET /version``; None when it has none."""
+    try:
+        with urllib.request.urlopen(base_url.rstrip("/") + "/version", timeout=5) as answer:
+            value = json.load(answer).get("version")
+    except (OSError, ValueError, AttributeError):  # refused, not JSON, not an object
+        return None
+    return value if isinstance(value, str) and value else None
 
 
 def server_facts(

@@ -22,8 +22,8 @@ VLLM_KEYS = {
 STATS = ("mean", "median", "std", "p50", "p90", "p95", "p99", "p99.9")
 INFERX_KEYS = {
     "schema_version", "status", "valid", "invalid_reasons", "not_significant",
-    "client_saturated", "client", "endpoint", "api", "dataset", "seed", "started_at",
-    "finished_at", "measured_isl_mean", "measured_osl_mean", "acceptance", "agentic",
+    "client_saturated", "client_contended", "client", "endpoint", "api", "dataset", "seed",
+    "started_at", "finished_at", "measured_isl_mean", "measured_osl_mean", "acceptance", "agentic",
     "metadata", "mean_intvty", "median_intvty", "p90_intvty", "p99_intvty",
 }  # fmt: skip
 

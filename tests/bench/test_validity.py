@@ -58,6 +58,15 @@ def test_each_rule_gives_its_reason(
     assert any(fragment in r for r in reasons), reasons
 
 
+def test_late_loop_of_an_idle_client_is_contention_not_saturation(rules: ValidityRules) -> None:
+    # A CPU engine on the client's cores delays its loop; the client itself is idle.
+    shared = ClientLoad(event_loop_lag_p99_ms=51.0, cpu_percent=1.0)
+    assert invalid_reasons(rules, _facts(client=shared)) == []
+    assert rules.saturation.contended(shared) and not rules.saturation.saturated(shared)
+    busy = ClientLoad(event_loop_lag_p99_ms=51.0, cpu_percent=60.0)
+    assert rules.saturation.saturated(busy) and not rules.saturation.contended(busy)
+
+
 def test_small_failure_fraction_and_template_tokens_are_tolerated(rules: ValidityRules) -> None:
     assert invalid_reasons(rules, _facts(completed=995, failed=5, measured_isl_mean=1070.0)) == []
 

@@ -70,9 +70,11 @@ def test_vllm_synthetic_speculative_config() -> None:
     )
     spec = adapter_for(job).server_spec(job, sku=CATALOG.sku("mi300x"))
     argv = list(spec.argv)
-    assert argv[:7] == [
+    assert argv[:9] == [
         "vllm",
         "serve",
+        "{model}",
+        "--served-model-name",
         "Qwen/Qwen3.5-397B-A17B-FP8",
         "--host",
         "0.0.0.0",

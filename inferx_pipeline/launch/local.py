@@ -1,0 +1,188 @@
+"""Runs an engine's real argv as a process group on this host (a GPU workstation, or CPU).
+
+::
+
+    # the host file (default STATE/local-host.yaml; `scripts/cpu-host` writes one)
+    source: this workstation, staged by hand 2026-12-01
+    programs:                      # argv[0] of the engine adapters -> executable here
+      vllm: {path: /opt/vllm/bin/vllm, package: vllm}
+    models:                        # the model store (launch/models.py)
+      models: {Qwen/Qwen3-0.6B: /data/models/qwen3-0.6b}
+
+The launcher picks a free loopback port, fills ``{port}`` and ``{model}``, and hands the
+spec to the subprocess launcher: readiness is the engine's own health path with the
+spec's deadline, the log is captured, and the group is stopped and reaped on every exit
+path. The engine version is the installed package's, read with the engine's own Python.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import Field
+
+from inferx_pipeline.catalog import read_model
+from inferx_pipeline.errors import LaunchError
+from inferx_pipeline.launch.base import fill_port
+from inferx_pipeline.launch.models import ModelStore, fill_model
+from inferx_pipeline.launch.preflight import ImageFacts
+from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.launch.subprocess import SubprocessHandle, SubprocessLauncher
+from inferx_pipeline.strict import FrozenModel
+
+VERSION_PROBE_TIMEOUT_S = 60.0
+
+
+class Program(FrozenModel):
+    """One engine executable on the host."""
+
+    path: Path = Field(description="Absolute path of the executable (e.g. a venv's bin/vllm).")
+    package: str | None = Field(
+        default=None, description="Python distribution whose version is the engine version."
+    )
+
+
+class LocalHost(FrozenModel):
+    """What one host offers the local launcher: its engine programs and its model store."""
+
+    source: str = Field(description="Who staged this host and when.")
+    skus: tuple[str, ...] = Field(default=("*",), description="SKUs this host serves (* = any).")
+    programs: dict[str, Program] = Field(description="argv[0] of the adapters -> executable.")
+    models: ModelStore = Field(default_factory=ModelStore)
+
+    def serves(self, sku: str) -> bool:
+        return "*" in self.skus or sku in self.skus
+
+    def require(self, skus: Iterable[str], *, origin: Path) -> None:
+        """LaunchError naming ``origin`` when this host serves none of some ``skus``."""
+        missing = sorted({sku for sku in skus if not self.serves(sku)})
+        if missing:
+            raise LaunchError(
+                f"{origin}: skus: got {', '.join(self.skus)}; the sweep needs "
+                f"{', '.join(missing)}; add them to skus: or select jobs of these SKUs"
+            )
+
+    def program(self, name: str) -> Program:
+        """The executable for ``name``; LaunchError naming the known programs."""
+        try:
+            return self.programs[name]
+        except KeyError as err:
+            raise LaunchError(
+                f"no program {name!r} on this host (programs: "
+                f"{', '.join(sorted(self.programs)) or 'none'}); add programs.{name} "
+                "to the local host file"
+            ) from err
+
+
+def load_local_host(path: Path) -> LocalHost:
+    """The host file at ``path``; CatalogError naming the file and field when malformed."""
+    if not path.is_file():
+        raise LaunchError(
+            f"{path}: no local host file (engine programs and model store); "
+            "write one with scripts/cpu-host or pass --host-file"
+        )
+    return read_model(path, LocalHost, "local host file")
+
+
+def free_port() -> int:
+    """A loopback TCP port free now (the engine binds it moments later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class LocalLauncher:
+    """Starts each spec's real argv on this host; see the module docstring."""
+
+    def __init__(
+        self,
+        host: LocalHost,
+        log_dir: Path,
+        *,
+        grace_s: float = 10.0,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.host = host
+        self._processes = SubprocessLauncher(log_dir, grace_s=grace_s, environ=environ)
+
+    def resolve(self, spec: ServerSpec, port: int) -> ServerSpec:
+        """``spec`` as it runs here: program path, model location, port, store env (pure)."""
+        program = self.host.program(spec.argv[0])
+        argv = fill_port((str(program.path), *spec.argv[1:]), port)
+        argv = fill_model(argv, self.host.models.location(spec.client.model_name))
+        env = {**self.host.models.env(), **spec.env}
+        return spec.model_copy(update={"argv": argv, "port": port, "env": env})
+
+    def start(self, spec: ServerSpec) -> SubprocessHandle:
+        """Start ``spec`` on a free port; returns before it is healthy (``wait_healthy``)."""
+        return self._processes.start(self.resolve(spec, free_port()))
+
+
+class LocalFacts:
+    """The local launcher's preflight: the engine version from the engine's own install.
+
+    Cached per program: one probe per sweep, never a fixed value.
+    """
+
+    def __init__(self, host: LocalHost) -> None:
+        self.host = host
+        self._versions: dict[str, str | None] = {}
+
+    def version(self, name: str) -> str | None:
+        """The installed version of program ``name``'s package (None when it has none)."""
+        if name not in self._versions:
+            self._versions[name] = _package_version(self.host.program(name))
+        return self._versions[name]
+
+    def digest(self, image: str) -> str:
+        """The stand-in for an image digest (``DigestSource``): the host's engine packages."""
+        return self.packages
+
+    @cached_property
+    def packages(self) -> str:
+        """Every program's package and version, e.g. ``local:vllm==0.32.0+cpu``."""
+        parts = [f"{n}=={self.version(n) or 'unknown'}" for n in sorted(self.host.programs)]
+        return "local:" + ",".join(parts)
+
+    def __call__(self, job: object, spec: ServerSpec) -> ImageFacts:
+        return ImageFacts(
+            image=spec.image,
+            digest=self.packages,
+            facts={"engine_version": self.version(spec.argv[0])},
+        )
+
+
+def _package_version(program: Program) -> str | None:
+    if program.package is None:
+        return None
+    python = _interpreter(program.path)
+    code = f"import importlib.metadata as m; print(m.version({program.package!r}))"
+    try:
+        done = subprocess.run(
+            [python, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_PROBE_TIMEOUT_S,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        raise LaunchError(
+            f"{program.path}: cannot read the version of package {program.package!r} "
+            f"with {python}: {err}; check programs in the local host file"
+        ) from err
+    return done.stdout.strip() or None
+
+
+def _interpreter(path: Path) -> str:
+    # A console script names its interpreter on the shebang line; a python is its own.
+    try:
+        first = path.read_bytes()[:256].split(b"\n", 1)[0]
+    except OSError as err:
+        raise LaunchError(f"{path}: cannot read the engine program: {err}") from err
+    if first.startswith(b"#!"):
+        return first[2:].decode().strip().split()[0]
+    return str(path)

