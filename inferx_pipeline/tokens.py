@@ -42,6 +42,23 @@ class Tokenizer:
         """Text of ``ids``; for the word-level default, words joined by single spaces."""
         return str(self._backend.decode(list(ids), skip_special_tokens=True))
 
+    @functools.cached_property
+    def stable_ids(self) -> tuple[int, ...]:
+        """Ids that survive decode -> encode next to themselves, for exact-length prompts.
+
+        Random byte-level BPE ids decode to partial UTF-8 and merge across boundaries, so
+        their text re-encodes to another length; these ids do not. For the word-level
+        default every id but the unknown one qualifies.
+        """
+        # Id 0 is the unknown or padding token in both kinds of tokenizer here.
+        candidates = [i for i in range(1, self.vocab_size) if self._backend.id_to_token(i)]
+        texts = [self.decode([i, i]) for i in candidates]
+        encoded = self._backend.encode_batch(texts, add_special_tokens=False)
+        stable = tuple(i for i, enc in zip(candidates, encoded, strict=True) if enc.ids == [i, i])
+        if not stable:
+            raise BenchError(f"tokenizer {self.name}: no token re-encodes as itself")
+        return stable
+
     def word(self, token_id: int) -> str:
         """The surface form of one token id (used to build prompts of exact length)."""
         return str(self._backend.id_to_token(token_id))

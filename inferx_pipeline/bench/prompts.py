@@ -25,14 +25,15 @@ def random_text(rng: random.Random, length: int, tokenizer: Tokenizer) -> tuple[
     """
     if length <= 0:
         return "", 0
-    ids = [rng.randrange(1, tokenizer.vocab_size) for _ in range(length)]
+    pool = tokenizer.stable_ids
+    ids = [rng.choice(pool) for _ in range(length)]
     text = tokenizer.decode(ids)
     for _ in range(_FIT_ROUNDS):
         actual = tokenizer.encode(text)
         if len(actual) == length:
             return text, length
         missing = length - len(actual)
-        actual = actual[:length] + [rng.randrange(1, tokenizer.vocab_size) for _ in range(missing)]
+        actual = actual[:length] + [rng.choice(pool) for _ in range(missing)]
         text = tokenizer.decode(actual)
     return text, tokenizer.count(text)
 

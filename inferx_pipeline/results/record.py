@@ -21,7 +21,7 @@ from pydantic import Field, field_validator, model_validator
 from inferx_pipeline.strict import FrozenModel
 
 Scenario = Literal["fixed-seq-len", "agentic-coding"]
-SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model"]
+SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram"]
 AcceptanceMode = Literal["synthetic", "real", "none"]
 Thinking = Literal["on", "off", "none"]
 KvOffload = Literal["none", "dram"]

@@ -69,5 +69,5 @@ def test_the_checkouts_own_recipes_load_every_catalog_sku_they_use() -> None:
 
     graph = defs().resolve_asset_graph()
     sweeps = sorted(k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == "sweep")
-    assert sweeps == ["sweep/h200", "sweep/mi300x", "sweep/mi325x", "sweep/mi355x"]
+    assert sweeps == ["sweep/cpu", "sweep/h200", "sweep/mi300x", "sweep/mi325x", "sweep/mi355x"]
     assert (ROOT / "workspace.yaml").is_file()

@@ -14,7 +14,7 @@ def test_validate_shipped_recipes_ok(at_root: Path) -> None:
     result = CliRunner().invoke(cli, ["validate"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[-1] == "OK 8 recipes"
+    assert lines[-1] == "OK 9 recipes"
     assert all(line.startswith("warning: ") for line in lines[:-1])
 
 
@@ -33,7 +33,7 @@ def test_validate_lists_every_error_and_exits_1(at_root: Path) -> None:
         "tests/fixtures/recipes/wrong-types.yaml:6:12: scenarios.fixed-seq-len[0].osl: got "
         "'many'; expected a valid integer [schema]",
         "tests/fixtures/recipes/unknown-sku.yaml:3:6: sku: got 'h900'; expected a SKU of "
-        "catalog/skus.yaml: b200, b300, gb200, gb300, h100, h200, mi300x, mi325x, mi355x, "
+        "catalog/skus.yaml: b200, b300, cpu, gb200, gb300, h100, h200, mi300x, mi325x, mi355x, "
         "rtx6000pro [referential]",
     ]
 

@@ -131,7 +131,7 @@ EXPECTED: dict[str, list[str]] = {
     ],
     "unknown-sku.yaml": [
         f"{C}/unknown-sku.yaml:3:6: sku: got 'h900'; expected a SKU of catalog/skus.yaml: b200,"
-        " b300, gb200, gb300, h100, h200, mi300x, mi325x, mi355x, rtx6000pro [referential]"
+        " b300, cpu, gb200, gb300, h100, h200, mi300x, mi325x, mi355x, rtx6000pro [referential]"
     ],
 }
 

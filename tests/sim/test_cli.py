@@ -53,7 +53,7 @@ def test_unknown_sku_is_one_error_line() -> None:
     result = CliRunner().invoke(cli, [*args, "--isl", "8", "--osl", "8"])
     assert result.exit_code == 1
     assert result.output.splitlines()[-1].startswith(
-        "Error: unknown SKU 'x100'; catalog/skus.yaml has: b200, b300, gb200"
+        "Error: unknown SKU 'x100'; catalog/skus.yaml has: b200, b300, cpu, gb200"
     )
 
 

@@ -66,7 +66,7 @@ def test_python_3_11_image_passes_and_the_facts_are_cached(
     cached = json.loads(FactCache.under(tmp_path / "state").path.read_text())
     assert cached[digest]["python_version"]["value"] == "3.11.2"
     result = report.outcomes[0].result
-    assert result is not None and result.metadata["engine_version"] == "0.1.0"
+    assert result is not None and result.metadata["engine_version"] == "inferx-sim-0.1.0"
 
 
 def test_python_3_10_image_fails_the_group_then_hits_the_cache(

@@ -87,4 +87,7 @@ def test_passing_preflight_records_the_engine_version_in_the_result(
                        options=FAST)  # fmt: skip
     (outcome,) = report.outcomes
     assert outcome.status == "ok", outcome.message  # fixed-seq-len: no Python rule
-    assert outcome.result is not None and outcome.result.metadata["engine_version"] == "0.1.0"
+    assert (
+        outcome.result is not None
+        and outcome.result.metadata["engine_version"] == "inferx-sim-0.1.0"
+    )
