@@ -24,7 +24,12 @@ from inferx_pipeline.sweep.groups import ServerGroup
 from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure, served_version
 from inferx_pipeline.sweep.recording import AttemptKey, Evidence, outcome_of, record_attempt
 from inferx_pipeline.sweep.report import JobOutcome, SweepOptions, SweepProgress
-from inferx_pipeline.sweep.reuse import ReuseIndex, client_version, point_identity
+from inferx_pipeline.sweep.reuse import (
+    PointIdentity,
+    ReuseIndex,
+    client_version,
+    point_identity,
+)
 from inferx_pipeline.sweep.server import GroupServer
 from inferx_pipeline.sweep.status import Failure, SweepPolicy, failure_from_error, judge
 
@@ -44,7 +49,18 @@ class GroupContext:
     progress: SweepProgress
     cancel: threading.Event
     run_id: str
+    policy_version: str
     launches: int = 0
+
+    def identity(self, job: BenchmarkJob, image_digest: str) -> PointIdentity:
+        """The reuse identity of ``job`` measured in this sweep on ``image_digest``."""
+        return point_identity(
+            job,
+            image_digest=image_digest,
+            client=client_version(),
+            options=self.options,
+            policy=self.policy_version,
+        )
 
 
 @dataclass(frozen=True)
@@ -178,9 +194,7 @@ class GroupRun:
             self.server.stop()
             return self._record_failure(job, attempt, attempts, evidence, failure), True
         verdict = judge(measured.result, target_al=_target_al(job), policy=self.ctx.policy)
-        identity = point_identity(
-            job, image_digest=digest, client=client_version(), seed=self.ctx.options.seed
-        )
+        identity = self.ctx.identity(job, digest)
         key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=identity.key)
         evidence.server_log = self.server.log_bytes()
         manifest = record_attempt(

@@ -1,11 +1,17 @@
 """Reuse instead of rerun: a point whose identity already has a good result is skipped.
 
-A point's identity is (job fingerprint, concurrency, image digest, client version,
-dataset seed): the same server, the same image bytes, the same measuring code and the
-same requests. ``ReuseIndex`` finds the latest ``ok`` attempt with that identity in the
-artifact store; the runner reports such a point as ``reused`` (unless forced), so a
-sensor or backfill that asks again costs no GPU time. The Dagster layer maps a
-partition (SKU x conc x image) onto the matching jobs and asks the same index.
+A point's identity is everything that can change its result: the job fingerprint and
+concurrency (the same server and load), the image digest (the same bytes), the client
+version (the same measuring code), the dataset the requests are built from with its
+seed, the sweep options that shape the measurement (request count, warmup, deadlines)
+and the validity policy version (the rules that judged the result good). Options that
+cannot change a result (``force``, ``fail_fast``) stay out, and so do the agentic
+options for fixed-length jobs, whose dataset ignores them.
+
+``ReuseIndex`` finds the latest ``ok`` attempt with that identity in the artifact
+store; the runner reports such a point as ``reused`` (unless forced), so a sensor or
+backfill that asks again costs no GPU time. Only ``ok`` attempts carry an identity
+(``recording``), so an invalid point is never reused.
 """
 
 from __future__ import annotations
@@ -18,11 +24,23 @@ from typing import Any, Protocol
 import docker
 import orjson
 from docker.errors import DockerException, ImageNotFound
+from pydantic import JsonValue
 
+from inferx_pipeline.bench.validity import ValidityRules
 from inferx_pipeline.launch.docker import image_digest
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.strict import FrozenModel
 from inferx_pipeline.sweep.artifacts import ArtifactStore, AttemptManifest
+from inferx_pipeline.sweep.measure import dataset_for
+from inferx_pipeline.sweep.report import SweepOptions
+from inferx_pipeline.sweep.status import SweepPolicy
+
+# The sweep options that shape a measurement (the dataset's own options aside).
+MEASUREMENT_OPTIONS = frozenset(
+    {"prompts_per_conc", "num_prompts", "warmup_prompts", "point_deadline_s", "request_timeout_s"}
+)
+# Policy fields that document rather than judge.
+UNJUDGED = frozenset({"source", "rationale"})
 
 
 def client_version() -> str:
@@ -37,7 +55,10 @@ class PointIdentity(FrozenModel):
     conc: int
     image_digest: str
     client_version: str
+    dataset: dict[str, JsonValue]
     dataset_seed: int
+    measurement: dict[str, JsonValue]
+    policy_version: str
 
     @property
     def key(self) -> str:
@@ -46,16 +67,37 @@ class PointIdentity(FrozenModel):
         return hashlib.sha256(doc).hexdigest()
 
 
+def policy_version(policy: SweepPolicy, rules: ValidityRules) -> str:
+    """A short content hash of the rules that judge a point good (sweep policy + validity).
+
+    Changes with any threshold; not with the ``source`` and ``rationale`` texts.
+    """
+    doc = {
+        "sweep": policy.model_dump(mode="json", exclude=set(UNJUDGED)),
+        "validity": rules.model_dump(mode="json", exclude=set(UNJUDGED)),
+    }
+    return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
+
+
 def point_identity(
-    job: BenchmarkJob, *, image_digest: str, client: str, seed: int
+    job: BenchmarkJob,
+    *,
+    image_digest: str,
+    client: str,
+    options: SweepOptions,
+    policy: str,
 ) -> PointIdentity:
-    """The identity of ``job`` measured on ``image_digest`` by client ``client`` with ``seed``."""
+    """The identity of ``job`` measured on ``image_digest`` by client ``client`` with
+    ``options``, judged under policy version ``policy`` (``policy_version``)."""
     return PointIdentity(
         fingerprint=job.fingerprint,
         conc=job.conc,
         image_digest=image_digest,
         client_version=client,
-        dataset_seed=seed,
+        dataset=dataset_for(job, options).model_dump(mode="json"),
+        dataset_seed=options.seed,
+        measurement=options.model_dump(mode="json", include=set(MEASUREMENT_OPTIONS)),
+        policy_version=policy,
     )
 
 

@@ -22,8 +22,10 @@ import uuid
 from collections.abc import Sequence
 
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.bench.validity import ValidityRules, load_rules
 from inferx_pipeline.errors import InferxError
 from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest
 from inferx_pipeline.sweep.backends import BackendSource, SweepBackend
 from inferx_pipeline.sweep.groups import ServerGroup, group_jobs
@@ -35,9 +37,11 @@ from inferx_pipeline.sweep.report import (
     SweepProgress,
     SweepReport,
 )
-from inferx_pipeline.sweep.reuse import ReuseIndex, client_version, point_identity
+from inferx_pipeline.sweep.reuse import ReuseIndex, policy_version
 from inferx_pipeline.sweep.runs import save_run
 from inferx_pipeline.sweep.status import SweepPolicy
+
+VALIDITY_FILE = "bench-validity.yaml"
 
 PointKey = tuple[str, int]
 
@@ -73,14 +77,19 @@ def run_sweep(
     progress: SweepProgress | None = None,
     cancel: threading.Event | None = None,
     run_id: str | None = None,
+    validity: ValidityRules | None = None,
 ) -> SweepReport:
     """Measure ``jobs`` on ``backend``; one outcome per job, in the order given.
 
-    Raises only MatrixError (the same point selected twice) and StoreError (the run's
-    record, ``runs/<run_id>.json``, cannot be written); every failure of a server or a
-    measurement becomes that job's status.
+    ``validity`` is the bench client's validity rules (default: the project's
+    ``catalog/bench-validity.yaml``, as the client reads it); with ``policy`` they make
+    the policy version in each point's reuse identity. Raises only MatrixError (the same
+    point selected twice), CatalogError (unreadable validity rules) and StoreError (the
+    run's record, ``runs/<run_id>.json``, cannot be written); every failure of a server
+    or a measurement becomes that job's status.
     """
     options = options or SweepOptions()
+    rules = validity or load_rules(Settings().catalog_dir / VALIDITY_FILE)
     groups = group_jobs(jobs)
     collector = _Collector(progress or NullProgress())
     ctx = GroupContext(
@@ -91,6 +100,7 @@ def run_sweep(
         progress=collector,
         cancel=cancel or threading.Event(),
         run_id=run_id or uuid.uuid4().hex,
+        policy_version=policy_version(policy, rules),
     )
     started = time.time()
     prepared: set[int] = set()
@@ -156,10 +166,7 @@ def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:
     """Report ``job`` as reused when a good result with its identity exists."""
     if ctx.options.force or digest is None:
         return False
-    identity = point_identity(
-        job, image_digest=digest, client=client_version(), seed=ctx.options.seed
-    )
-    hit = ctx.reuse.lookup(identity)
+    hit = ctx.reuse.lookup(ctx.identity(job, digest))
     if hit is None:
         return False
     outcome = JobOutcome.of(job, "reused", f"reused attempt {hit.attempt} of run {hit.run_id}")
