@@ -17,7 +17,13 @@ from typing import Any, Literal, Protocol
 import orjson
 
 from inferx_pipeline.bench.records import RequestRecord
-from inferx_pipeline.bench.wire import ConnectError, DisconnectedError, HttpClient, Target
+from inferx_pipeline.bench.wire import (
+    ConnectError,
+    DisconnectedError,
+    HttpClient,
+    Target,
+    Timeouts,
+)
 
 Api = Literal["chat", "completions"]
 Message = dict[str, str]
@@ -116,27 +122,43 @@ class SseReader:
         try:
             event = orjson.loads(payload)
         except orjson.JSONDecodeError as err:
-            raise StreamError(
-                f"malformed SSE from {self.url}: got {payload[:80]!r}; "
-                f"expected a JSON object or [DONE] after 'data:'"
-            ) from err
+            raise self._malformed(payload, "a JSON object or [DONE] after 'data:'") from err
         if not isinstance(event, dict):
-            raise StreamError(f"malformed SSE from {self.url}: got {payload[:80]!r}")
+            raise self._malformed(payload, "a JSON object")
         if "error" in event:
             raise StreamError(f"error event from {self.url}: {str(event['error'])[:200]}")
-        if choices := event.get("choices"):
+        choices = event.get("choices", [])
+        if not isinstance(choices, list):
+            raise self._malformed(payload, "choices as a list")
+        if choices:
             self.record.chunk_ns.append(now_ns)
-            self._pieces.append(self._piece(choices[0]))
+            self._pieces.append(self._piece(choices[0], payload))
         if usage := event.get("usage"):
-            self.record.output_tokens = int(usage.get("completion_tokens") or 0)
-            prompt_tokens = usage.get("prompt_tokens")
-            self.record.prompt_tokens = int(prompt_tokens) if prompt_tokens else None
+            self._usage(usage, payload)
 
-    def _piece(self, choice: Mapping[str, Any]) -> str:
+    def _usage(self, usage: object, payload: bytes) -> None:
+        if not isinstance(usage, dict):
+            raise self._malformed(payload, "usage as an object")
+        completion, prompt = usage.get("completion_tokens"), usage.get("prompt_tokens")
+        if not all(v is None or (isinstance(v, int) and v >= 0) for v in (completion, prompt)):
+            raise self._malformed(payload, "token counts in usage as non-negative integers")
+        self.record.output_tokens = completion or 0
+        self.record.prompt_tokens = prompt or None
+
+    def _piece(self, choice: object, payload: bytes) -> str:
+        if not isinstance(choice, dict):
+            raise self._malformed(payload, "each choice as an object")
         if self._text_key == "delta":
             delta = choice.get("delta") or {}
+            if not isinstance(delta, dict):
+                raise self._malformed(payload, "delta as an object")
             return str(delta.get("content") or delta.get("reasoning_content") or "")
         return str(choice.get("text") or "")
+
+    def _malformed(self, payload: bytes, expected: str) -> StreamError:
+        return StreamError(
+            f"malformed SSE from {self.url}: got {payload[:80]!r}; expected {expected}"
+        )
 
     def text(self) -> str:
         """Everything generated so far."""
@@ -200,7 +222,7 @@ class HttpSender:
             )
 
 
-def open_session(connections: int, read_timeout_s: float) -> HttpClient:
-    """A session for ``connections`` concurrent streams: no total-time limit, and a request
-    fails after ``read_timeout_s`` seconds without a byte (``async with`` it)."""
-    return HttpClient(connections, read_timeout_s)
+def open_session(connections: int, timeouts: Timeouts) -> HttpClient:
+    """A session for ``connections`` concurrent streams (``async with`` it); a request
+    fails after ``timeouts.idle_s`` seconds without a byte or ``timeouts.total_s`` in all."""
+    return HttpClient(connections, timeouts)

@@ -55,8 +55,15 @@ class BenchConfig(StrictModel):
     validity_file: Path | None = Field(
         default=None, description="Validity rules YAML; default catalog/bench-validity.yaml."
     )
-    request_timeout_s: float = Field(
-        default=600.0, gt=0, description="Longest silence within one response before it fails."
+    idle_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="No byte for this long fails a request, s; default from the catalog.",
+    )
+    total_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="A request longer than this fails, s; default from the catalog.",
     )
     scrape_metrics: bool = Field(default=True, description="Read /metrics before and after.")
 

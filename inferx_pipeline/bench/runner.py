@@ -22,7 +22,9 @@ from inferx_pipeline.bench.load import StopSignal
 from inferx_pipeline.bench.monitor import LoopMonitor
 from inferx_pipeline.bench.prometheus import MetricsSnapshot, acceptance, scrape
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.bench.timeouts import load_timeouts, resolve
 from inferx_pipeline.bench.validity import ValidityRules, load_rules
+from inferx_pipeline.bench.wire import Timeouts
 from inferx_pipeline.errors import BenchError, EndpointError
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.tokens import load_tokenizer
@@ -33,6 +35,14 @@ T = TypeVar("T")
 def rules_for(config: BenchConfig) -> ValidityRules:
     """The config's validity rules, else the project's ``catalog/bench-validity.yaml``."""
     return load_rules(config.validity_file or Settings().catalog_dir / "bench-validity.yaml")
+
+
+def timeouts_for(config: BenchConfig) -> Timeouts:
+    """The config's per-request limits, else the project's ``catalog/bench-timeouts.yaml``."""
+    if config.idle_timeout_s is not None and config.total_timeout_s is not None:
+        return Timeouts(config.idle_timeout_s, config.total_timeout_s)
+    defaults = load_timeouts(Settings().catalog_dir)
+    return resolve(config.idle_timeout_s, config.total_timeout_s, defaults)
 
 
 async def run_shard(
@@ -54,7 +64,7 @@ async def run_shard(
     async with contextlib.AsyncExitStack() as stack:
         if sender is None:
             session = await stack.enter_async_context(
-                open_session(shape.concurrency, config.request_timeout_s)
+                open_session(shape.concurrency, timeouts_for(config))
             )
             sender = HttpSender(
                 session,

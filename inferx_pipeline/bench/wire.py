@@ -7,13 +7,15 @@ layers (~30 us of CPU on a small VM). Here llhttp (``httptools``) parses in C in
 Keep-alive connections are pooled per host like aiohttp's connector; a pooled
 connection the server closed while idle is retried once on a fresh one.
 
-Failures raise ``ConnectError``, ``DisconnectedError`` or ``TimeoutError``; whatever the
+Failures raise ``ConnectError``, ``DisconnectedError`` or ``TimeoutError`` (no byte for
+the idle timeout, or the whole response longer than the total timeout); whatever the
 sink raises (a malformed event) propagates unchanged and drops the connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import socket
 import ssl
 import time
@@ -74,6 +76,14 @@ class Target:
 
 
 @dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long one response may take: silence between bytes, and in all (seconds)."""
+
+    idle_s: float
+    total_s: float = math.inf
+
+
+@dataclass(frozen=True, slots=True)
 class Reply:
     """A finished response: its status and, for non-2xx, the body (cut at 64 KiB)."""
 
@@ -84,8 +94,10 @@ class Reply:
 class _Connection(asyncio.Protocol):
     """One keep-alive connection carrying one request at a time."""
 
-    def __init__(self, read_timeout_s: float) -> None:
-        self._read_timeout_ns = int(read_timeout_s * NS_PER_S)
+    def __init__(self, timeouts: Timeouts) -> None:
+        self._read_timeout_ns = int(timeouts.idle_s * NS_PER_S)
+        self._total_s = timeouts.total_s
+        self._deadline_ns = math.inf  # float: no total limit is an infinite deadline
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.received = False  # any byte of the current response
@@ -113,7 +125,9 @@ class _Connection(asyncio.Protocol):
         self._error_body.clear()
         self._done = loop.create_future()
         self._last_ns = time.perf_counter_ns()
-        self._watchdog = loop.call_later(self._read_timeout_ns / NS_PER_S, self._check_silence)
+        self._deadline_ns = self._last_ns + self._total_s * NS_PER_S
+        first_s = min(self._read_timeout_ns / NS_PER_S, self._total_s)
+        self._watchdog = loop.call_later(first_s, self._check_silence)
         self.transport.write(data)
         return self._done
 
@@ -154,7 +168,11 @@ class _Connection(asyncio.Protocol):
         self._finish(DisconnectedError(f"server closed the connection{reason}"))
 
     def _check_silence(self) -> None:
-        left_ns = self._last_ns + self._read_timeout_ns - time.perf_counter_ns()
+        now_ns = time.perf_counter_ns()
+        if now_ns >= self._deadline_ns:
+            self._finish(TimeoutError(f"response not complete after {self._total_s:g} s"))
+            return
+        left_ns = min(self._last_ns + self._read_timeout_ns, self._deadline_ns) - now_ns
         if left_ns > 0:  # one timer per silence period, not one reschedule per chunk
             self._watchdog = asyncio.get_running_loop().call_later(
                 left_ns / NS_PER_S, self._check_silence
@@ -191,12 +209,13 @@ class _Connection(asyncio.Protocol):
 class HttpClient:
     """Pools keep-alive connections per host; at most ``connections`` requests at once.
 
-    ``async with HttpClient(n, read_timeout_s) as client: await client.post(target, ...)``.
+    ``async with HttpClient(n, timeouts) as client: await client.post(target, ...)``; a
+    bare number of seconds is the idle timeout with no total limit.
     """
 
-    def __init__(self, connections: int, read_timeout_s: float) -> None:
+    def __init__(self, connections: int, timeouts: Timeouts | float) -> None:
         self._slots = asyncio.Semaphore(connections)
-        self._read_timeout_s = read_timeout_s
+        self._timeouts = timeouts if isinstance(timeouts, Timeouts) else Timeouts(timeouts)
         self._idle: dict[tuple[str, int, bool], list[_Connection]] = {}
         self._all: set[_Connection] = set()
         self._tls: ssl.SSLContext | None = None
@@ -204,8 +223,9 @@ class HttpClient:
     async def post(self, target: Target, body: bytes, sink: BodySink) -> Reply:
         """POST ``body``; a 2xx body goes to ``sink`` as it arrives, others come back whole.
 
-        Raises ConnectError, DisconnectedError, TimeoutError (connect or read silence longer
-        than ``read_timeout_s``), or what ``sink.feed`` raised.
+        Raises ConnectError, DisconnectedError, TimeoutError (connect, read silence longer
+        than the idle timeout, or a response longer than the total), or what ``sink.feed``
+        raised.
         """
         data = target.request(body)
         async with self._slots:
@@ -236,7 +256,7 @@ class HttpClient:
         try:
             _, conn = await asyncio.wait_for(
                 loop.create_connection(
-                    lambda: _Connection(self._read_timeout_s),
+                    lambda: _Connection(self._timeouts),
                     target.host,
                     target.port,
                     ssl=tls,

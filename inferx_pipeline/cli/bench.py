@@ -94,6 +94,16 @@ def _first_error(err: ValidationError, kind: str) -> str:
 @click.option("--request-rate", type=float, default=float("inf"), help="Poisson req/s.")
 @click.option("--burstiness", type=float, default=1.0, show_default=True)
 @click.option("--deadline-s", type=float, help="Stop the whole run after this many seconds.")
+@click.option(
+    "--idle-timeout-s",
+    type=float,
+    help="Fail a request after this long without a byte [default: catalog/bench-timeouts.yaml].",
+)
+@click.option(
+    "--total-timeout-s",
+    type=float,
+    help="Fail a request that takes longer than this [default: catalog/bench-timeouts.yaml].",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--chat-template-kwargs", help="JSON object, e.g. '{\"enable_thinking\": false}'.")
 @click.option("--metadata", multiple=True, help="KEY=VALUE provenance, repeatable.")
@@ -121,9 +131,14 @@ def bench(kind: str, result_path: Path | None, **flags: Any) -> None:
         result_path.write_text(result.to_json())
     Console(stderr=True).print(summary_table(result))
     where = f"; result written to {result_path}" if result_path else ""
-    if result.status == "failed":
-        first = next((e for e in result.errors if e), "no request was sent")
-        raise EndpointError(f"all {result.failed} requests failed; first: {first}{where}")
     if result.stop_reason == "interrupted":
         click.echo(f"interrupted: incomplete result{where}", err=True)
         raise SystemExit(EXIT_INTERRUPTED)
+    if result.completed == 0:  # a deadline that ends the run before any answer fails it too
+        first = next((e for e in result.errors if e), "none answered")
+        what = (
+            f"all {result.failed} requests failed"
+            if result.stop_reason is None
+            else f"no request completed before the {result.stop_reason} ({result.failed} failed)"
+        )
+        raise EndpointError(f"{what}; first: {first}{where}")

@@ -55,7 +55,7 @@ def bench_config(
         deadline_s=options.point_deadline_s,
         seed=options.seed,
         chat_template_kwargs=dict(spec.client.chat_template_kwargs),
-        request_timeout_s=options.request_timeout_s,
+        idle_timeout_s=options.request_timeout_s,
         tokenizer=spec.client.tokenizer,
         metadata=metadata,
     )
