@@ -7,7 +7,9 @@ The loader's rules look at one recipe at a time; these need the matrix or all re
   no node facts to schedule or budget DRAM with;
 - ``matrix`` (error): a recipe that passed the rules but does not expand;
 - ``duplicate-jobs`` (error): two jobs with the same fingerprint and concurrency, which
-  ``inferx matrix`` rejects, naming both.
+  ``inferx matrix`` rejects, naming both;
+- the final-command rules (``matrix/served.py``): every job's ServerSpec, eval twins
+  included, judged by the same rule ids as the recipe fields.
 
 For a recipe written by ``inferx import-inferencex`` (``imported-from`` set) each finding
 also says that InferenceX accepts the entry: these are the "InferenceX accepts what our
@@ -28,6 +30,7 @@ from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.expand import duplicates_of, expand
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import RUNNERS_FILE, RunnerCatalog
+from inferx_pipeline.matrix.served import served_findings
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
 from inferx_pipeline.recipes.policy.data import PolicyData
@@ -145,6 +148,13 @@ def validate_recipes(
     errors = cross_findings(
         result.parsed, result.recipes, golden=golden, catalog=catalog, runners=runners
     )
+    served = served_findings(
+        result.parsed, golden=golden, catalog=catalog, data=policy, runners=runners
+    )
+    # A field a recipe rule already flagged under the same rule is not reported twice.
+    seen = {(f.recipe, f.field, f.rule) for f in result.errors}
+    errors += [f for f in served if f.is_error and (f.recipe, f.field, f.rule) not in seen]
+    result.warnings.extend(f for f in served if not f.is_error)
     result.errors.extend(errors)
     failed = {finding.recipe for finding in errors}
     result.recipes = [loaded for loaded in result.recipes if loaded.source not in failed]

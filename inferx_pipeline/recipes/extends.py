@@ -5,6 +5,10 @@ merge in order (a later base wins over an earlier one), then the file's own keys
 over them: mappings deep-merge; lists and scalars are replaced whole. Fragments may
 extend other fragments. A missing file or a cycle is an ``ExtendsError`` naming the
 chain of files.
+
+Fragments resolve only inside the recipes tree: the directory the recipe was found in
+(or the tree it sits in) and the project's ``recipes/``. A fragment outside them, or a
+symlink that leaves them or loops, is an ``ExtendsError`` naming both files.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inferx_pipeline.errors import ExtendsError, RecipeSchemaError
-from inferx_pipeline.recipes.yamlsource import Node, read_located
+from inferx_pipeline.recipes.yamlsource import Node, YamlLimits, read_located
 
 EXTENDS_KEY = "extends"
 
@@ -59,24 +63,50 @@ def _targets(node: Node) -> list[tuple[str, Node]]:
     return targets
 
 
-class ExtendsResolver:
-    """Resolves recipes' ``extends:`` chains; parses each fragment file once per resolver."""
+def real_path(path: Path) -> Path:
+    """``path`` with every symlink followed; ExtendsError for a loop or an unreadable link."""
+    try:
+        return path.resolve(strict=False)
+    except (OSError, RuntimeError) as err:
+        raise ExtendsError(
+            f"{path}: got a symlink loop or an unreadable link ({err}); expected a file; "
+            "remove the link"
+        ) from err
 
-    def __init__(self) -> None:
+
+def inside(path: Path, roots: tuple[Path, ...]) -> bool:
+    """True when real path ``path`` lies under one of the real directories ``roots``."""
+    return any(path == root or root in path.parents for root in roots)
+
+
+class ExtendsResolver:
+    """Resolves recipes' ``extends:`` chains; parses each fragment file once per resolver.
+
+    ``trees`` are the directories every fragment must lie in (besides the recipe's own
+    tree, given to ``resolve``); ``limits`` bound each file read.
+    """
+
+    def __init__(self, *, limits: YamlLimits, trees: tuple[Path, ...] = ()) -> None:
         self._parsed: dict[Path, Node | None] = {}
+        self._limits = limits
+        self._trees = tuple(real_path(t) for t in trees)
+        self._roots: tuple[Path, ...] = self._trees
 
     def _read(self, path: Path) -> Node | None:
-        key = path.resolve()
+        key = real_path(path)
         if key not in self._parsed:
-            self._parsed[key] = read_located(path)
+            self._parsed[key] = read_located(path, limits=self._limits)
         return self._parsed[key]
 
-    def resolve(self, path: Path) -> Resolved:
-        """Merge ``path`` with everything it extends.
+    def resolve(self, path: Path, tree: Path | None = None) -> Resolved:
+        """Merge ``path`` with everything it extends; fragments must lie under ``tree``
+        (default: the recipe's directory) or the resolver's ``trees``.
 
         Raises RecipeSyntaxError (malformed YAML), RecipeSchemaError (a document that is
-        not a mapping, a bad ``extends`` value) or ExtendsError (missing file, cycle).
+        not a mapping, a bad ``extends`` value) or ExtendsError (missing file, cycle, a
+        fragment outside the recipes tree).
         """
+        self._roots = (real_path(tree if tree is not None else path.parent), *self._trees)
         chain: list[Path] = []
         via: dict[Path, tuple[Path, ...]] = {}
         root = self._resolve(path, (path,), chain, via)
@@ -116,14 +146,21 @@ class ExtendsResolver:
         via: dict[Path, tuple[Path, ...]],
     ) -> Node:
         try:
-            cyclic = any(fragment.resolve() == seen.resolve() for seen in stack)
+            cyclic = any(real_path(fragment) == real_path(seen) for seen in stack)
             exists = fragment.is_file()
-        except (OSError, ValueError, RuntimeError) as err:
+        except (OSError, ValueError) as err:
             raise ExtendsError(f"{where.location}: extends: cannot open {fragment}: {err}") from err
         if cyclic:
             raise ExtendsError(
                 f"{where.location}: extends: cycle {_chain_text((*stack, fragment))}; "
                 "remove one of these extends entries"
+            )
+        if exists and not inside(real_path(fragment), self._roots):
+            raise ExtendsError(
+                f"{where.location}: extends: got {fragment} (real path "
+                f"{real_path(fragment)}), outside the recipes tree; expected a fragment under "
+                f"{' or '.join(str(r) for r in self._roots)}; move it into the tree "
+                f"(named by {stack[-1]})"
             )
         if not exists:
             raise ExtendsError(

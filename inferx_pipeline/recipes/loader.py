@@ -21,6 +21,7 @@ that reports the rules' findings separately, with ``policy.check``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from inferx_pipeline.errors import ExtendsError, RecipeError, RecipeSyntaxError
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.recipes import policy as policy_rules
 from inferx_pipeline.recipes.diagnostics import findings_from_validation
-from inferx_pipeline.recipes.extends import ExtendsResolver, Resolved
+from inferx_pipeline.recipes.extends import ExtendsResolver, Resolved, inside, real_path
 from inferx_pipeline.recipes.findings import Finding, Location, raise_for_errors
 from inferx_pipeline.recipes.policy.data import PolicyData, load_policy
 from inferx_pipeline.recipes.schema import Recipe
@@ -92,24 +93,104 @@ def is_fragment(path: Path, root: Path) -> bool:
     return any(part.startswith("_") for part in parts)
 
 
-def discover(paths: Iterable[Path]) -> list[Path]:
+@dataclass(slots=True)
+class Discovery:
+    """Recipe files found (each with the tree its fragments must stay in) and problems."""
+
+    files: list[tuple[Path, Path]] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)
+
+    def problem(self, path: Path, message: str) -> None:
+        self.problems.append(
+            Finding(severity="error", rule="discovery", message=message, recipe=path)
+        )
+
+
+def _tree_of(path: Path) -> Path:
+    # A file named alone belongs to the nearest directory holding the fragments it shares
+    # with its siblings (``_fragments``), else to its own directory.
+    for parent in path.resolve().parents:
+        if (parent / "_fragments").is_dir():
+            return parent
+    return path.parent
+
+
+def _walk(root: Path, found: Discovery) -> None:
+    tree = real_path(root)
+    before = len(found.files)
+
+    def unreadable(err: OSError) -> None:
+        found.problem(
+            Path(err.filename or root),
+            f"got an unreadable directory ({err.strerror or err}); expected a readable "
+            "recipes folder; fix its permissions",
+        )
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
+        here = Path(folder)
+        dirs.sort()
+        for name in [*dirs, *sorted(files)]:
+            entry = here / name
+            if entry.is_symlink() and not _symlink_ok(entry, tree, found):
+                continue
+            if name in files and entry.suffix in RECIPE_SUFFIXES and not is_fragment(entry, root):
+                if entry.is_file():
+                    found.files.append((entry, root))
+                else:
+                    found.problem(
+                        entry,
+                        "got a recipe name that is not a regular file; "
+                        "expected a YAML file; remove it",
+                    )
+    if len(found.files) == before and not found.problems:
+        found.problem(
+            root,
+            "got no recipe files; expected *.yaml or *.yml recipes (fragments, under _ "
+            "names, are not recipes); check the path",
+        )
+
+
+def _symlink_ok(entry: Path, tree: Path, found: Discovery) -> bool:
+    """Whether symlink ``entry`` may be followed; records why not."""
+    try:
+        target = entry.resolve(strict=True)
+    except (OSError, RuntimeError) as err:
+        found.problem(
+            entry,
+            f"got a symlink loop or a dangling symlink ({err}); expected a file or folder "
+            "inside the recipes tree; remove the link",
+        )
+        return False
+    if not inside(target, (tree,)):
+        found.problem(
+            entry,
+            f"got a symlink to {target}, outside the recipes tree {tree}; expected links "
+            "that stay inside it; copy the file in or remove the link",
+        )
+        return False
+    # A linked folder inside the tree is walked where it really lies.
+    return not target.is_dir()
+
+
+def discover(paths: Iterable[Path]) -> Discovery:
     """Recipe files named by ``paths``: files as given, directories searched (no fragments).
 
-    Raises RecipeSyntaxError for a path that does not exist.
+    Never loads a file twice. Unreadable folders, symlink loops, symlinks leaving the
+    tree and folders without recipes are problems, never an empty success. Raises
+    RecipeSyntaxError for a path that does not exist.
     """
-    found: list[Path] = []
+    found = Discovery()
     for path in paths:
         if path.is_dir():
-            found.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.suffix in RECIPE_SUFFIXES and p.is_file() and not is_fragment(p, path)
-            )
+            _walk(path, found)
         elif path.is_file():
-            found.append(path)
+            found.files.append((path, _tree_of(path)))
+        elif path.is_symlink():
+            _symlink_ok(path, path.parent.resolve(), found)
         else:
             raise RecipeSyntaxError(f"{path}: no such recipe file or directory")
-    return list(dict.fromkeys(found))
+    found.files = list(dict.fromkeys(found.files))
+    return found
 
 
 def _error_finding(err: RecipeError, recipe: Path) -> Finding:
@@ -158,13 +239,16 @@ def load_recipes(
     Never raises for a bad recipe: its problems go to ``errors``; only a path that does
     not exist raises RecipeSyntaxError.
     """
-    data = policy if policy is not None else load_policy(Settings().catalog_dir)
+    settings = Settings()
+    data = policy if policy is not None else load_policy(settings.catalog_dir)
     result = LoadResult()
-    resolver = ExtendsResolver()
+    resolver = ExtendsResolver(limits=data.yaml_limits, trees=(settings.recipes_dir,))
     by_id: dict[str, LoadedRecipe] = {}
-    for path in discover(paths):
+    found = discover(paths)
+    result.errors.extend(found.problems)
+    for path, tree in found.files:
         try:
-            outcome = _validate(resolver.resolve(path), path)
+            outcome = _validate(resolver.resolve(path, tree), path)
         except RecipeError as err:
             result.errors.append(_error_finding(err, path))
             continue

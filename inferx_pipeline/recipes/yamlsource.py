@@ -7,6 +7,10 @@ did the value at this field path come from" for error messages.
 
 Booleans follow YAML 1.2 (only true/false), so ``thinking: on`` stays the string "on"
 as editors using the JSON Schema read it. Duplicate keys are errors, not "last wins".
+
+Hostile input is bounded by ``YamlLimits`` (catalog/gate.yaml): file size, nesting depth
+and nodes after alias expansion (a "billion laughs" file stops at the node budget, in
+milliseconds); a file that is not UTF-8 text is reported with the byte offset.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from pydantic import Field
 
 from inferx_pipeline.errors import RecipeSchemaError, RecipeSyntaxError
 from inferx_pipeline.recipes.findings import Location
+from inferx_pipeline.strict import FrozenModel
 
 PathPart = str | int
 FieldPath = tuple[PathPart, ...]
@@ -44,6 +50,37 @@ _Yaml12Loader.add_implicit_resolver(
 )
 
 
+class YamlLimits(FrozenModel):
+    """Bounds on one YAML file (from catalog/gate.yaml)."""
+
+    max_bytes: int = Field(gt=0, description="Largest file, bytes.")
+    max_depth: int = Field(gt=0, description="Deepest nesting of mappings and lists.")
+    max_nodes: int = Field(gt=0, description="Most nodes after alias expansion.")
+    source: str
+
+
+@dataclass(slots=True)
+class _Budget:
+    """What is left of the limits while one document is converted."""
+
+    limits: YamlLimits
+    nodes: int = 0
+
+    def enter(self, where: Location, depth: int) -> None:
+        self.nodes += 1
+        if self.nodes > self.limits.max_nodes:
+            raise RecipeSyntaxError(
+                f"{where}: got more than {self.limits.max_nodes} YAML nodes after alias "
+                f"expansion; expected a recipe-sized document (catalog/gate.yaml "
+                "yaml_limits.max_nodes); do not nest aliases"
+            )
+        if depth > self.limits.max_depth:
+            raise RecipeSyntaxError(
+                f"{where}: got nesting deeper than {self.limits.max_depth} levels; expected a "
+                "recipe-shaped document (catalog/gate.yaml yaml_limits.max_depth); flatten it"
+            )
+
+
 @dataclass(slots=True)
 class Node:
     """A located YAML value: ``value`` is a dict[key, Node], a list[Node] or a scalar."""
@@ -59,8 +96,11 @@ def _mark(path: Path, mark: yaml.Mark | None) -> Location:
     return Location(path, mark.line + 1, mark.column + 1)
 
 
-def _convert(loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: set[int]) -> Node:
+def _convert(
+    loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: set[int], budget: _Budget
+) -> Node:
     where = _mark(path, node.start_mark)
+    budget.enter(where, len(stack))
     if isinstance(node, yaml.ScalarNode):
         if node.tag == _STR_TAG:  # most scalars: skip the constructor's bookkeeping
             return Node(node.value, where)
@@ -71,13 +111,18 @@ def _convert(loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: set[int]
     # them is a cycle); pushed and popped in place rather than copied per node.
     stack.add(id(node))
     try:
-        return _collection(loader, node, path, stack, where)
+        return _collection(loader, node, path, stack, where, budget)
     finally:
         stack.discard(id(node))
 
 
 def _collection(
-    loader: _Yaml12Loader, node: yaml.Node, path: Path, stack: set[int], where: Location
+    loader: _Yaml12Loader,
+    node: yaml.Node,
+    path: Path,
+    stack: set[int],
+    where: Location,
+    budget: _Budget,
 ) -> Node:
     if isinstance(node, yaml.MappingNode):
         loader.flatten_mapping(node)
@@ -98,22 +143,23 @@ def _collection(
                     f"{key_where}: duplicate key {key!r} (first at line "
                     f"{first.line if first else '?'}); remove one of them"
                 )
-            child = _convert(loader, value_node, path, stack)
+            child = _convert(loader, value_node, path, stack, budget)
             child.key_location = key_where
             entries[key] = child
         return Node(entries, where)
-    return Node([_convert(loader, item, path, stack) for item in node.value], where)
+    return Node([_convert(loader, item, path, stack, budget) for item in node.value], where)
 
 
-def parse_located(text: str, path: Path) -> Node | None:
+def parse_located(text: str, path: Path, *, limits: YamlLimits) -> Node | None:
     """Parse YAML ``text`` (from ``path``) into a located tree; None for an empty document.
 
-    Raises RecipeSyntaxError ``file:line:col: malformed YAML: ...`` on bad syntax.
+    Raises RecipeSyntaxError ``file:line:col: malformed YAML: ...`` on bad syntax, and
+    when the document is deeper or (aliases expanded) larger than ``limits``.
     """
     loader = _Yaml12Loader(text)
     try:
         root = loader.get_single_node()
-        return None if root is None else _convert(loader, root, path, set())
+        return None if root is None else _convert(loader, root, path, set(), _Budget(limits))
     except yaml.MarkedYAMLError as err:
         where = _mark(path, err.problem_mark or err.context_mark)
         problem = err.problem or err.context or "unreadable"
@@ -124,13 +170,45 @@ def parse_located(text: str, path: Path) -> Node | None:
         loader.dispose()
 
 
-def read_located(path: Path) -> Node | None:
-    """Read and parse ``path``; RecipeSyntaxError when unreadable or malformed."""
+def read_text(path: Path, limits: YamlLimits) -> str:
+    """The UTF-8 text of ``path``, at most ``limits.max_bytes`` bytes.
+
+    RecipeSyntaxError when unreadable, too large, binary (a NUL byte) or not UTF-8, with
+    the byte offset of the first offending byte.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise RecipeSyntaxError(f"{path}: cannot read file: {err}") from err
-    return parse_located(text, path)
+        with path.open("rb") as stream:
+            # Read one byte past the limit: a FIFO or /dev/zero has no size to stat.
+            data = stream.read(limits.max_bytes + 1)
+    except OSError as err:
+        raise RecipeSyntaxError(
+            f"{path}: got an unreadable file ({err.strerror or err}); expected a readable "
+            "YAML file; fix its permissions or remove it"
+        ) from err
+    if len(data) > limits.max_bytes:
+        raise RecipeSyntaxError(
+            f"{path}: got more than {limits.max_bytes} bytes; expected a recipe of at most "
+            f"{limits.max_bytes} bytes (catalog/gate.yaml yaml_limits.max_bytes); split it "
+            "with extends:"
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise RecipeSyntaxError(
+            f"{path}: got a binary file (NUL byte at byte offset {nul}); expected UTF-8 YAML text"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise RecipeSyntaxError(
+            f"{path}: got bytes that are not UTF-8 at byte offset {err.start} "
+            f"(0x{data[err.start]:02x}); expected UTF-8 YAML text; re-save the file as UTF-8"
+        ) from err
+
+
+def read_located(path: Path, *, limits: YamlLimits) -> Node | None:
+    """Read and parse ``path`` within ``limits``; RecipeSyntaxError when unreadable or
+    malformed (see ``read_text`` and ``parse_located``)."""
+    return parse_located(read_text(path, limits), path, limits=limits)
 
 
 def plain(node: Node) -> object:

@@ -14,6 +14,8 @@ from inferx_pipeline.recipes.policy.data import PolicyData, cached_policy
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path("tests/fixtures/recipes")
+# The YAML bounds of catalog/gate.yaml, for tests that read YAML without the loader.
+LIMITS = cached_policy(ROOT / "catalog").yaml_limits
 
 
 @pytest.fixture(scope="session")

@@ -13,8 +13,10 @@ BASE = Path(__file__).resolve().parents[1] / "fixtures/recipes/_fragments/base.y
 
 
 def _errors(tmp_path: Path, load: Callable[..., LoadResult], body: str) -> list[str]:
+    # The fragment is copied in: extends resolves only inside the recipe's tree.
+    (tmp_path / "_base.yaml").write_text(BASE.read_text())
     recipe = tmp_path / "r.yaml"
-    recipe.write_text(f"extends: {BASE}\nid: r\n{body}")
+    recipe.write_text(f"extends: _base.yaml\nid: r\n{body}")
     return [str(e).removeprefix(f"{recipe}:") for e in load(recipe).errors]
 
 

@@ -10,6 +10,8 @@ from inferx_pipeline.errors import ExtendsError, RecipeSchemaError
 from inferx_pipeline.recipes.extends import ExtendsResolver
 from inferx_pipeline.recipes.yamlsource import SourceMap, plain
 
+from .conftest import LIMITS
+
 
 def _write(tmp: Path, name: str, text: str) -> Path:
     path = tmp / name
@@ -24,7 +26,7 @@ def test_mappings_merge_lists_replace_later_bases_win(tmp_path: Path) -> None:
     recipe = _write(
         tmp_path, "r.yaml", "extends: [_f/one.yaml, _f/two.yaml]\nengine: {env: {A: x}}\n"
     )
-    resolved = ExtendsResolver().resolve(recipe)
+    resolved = ExtendsResolver(limits=LIMITS).resolve(recipe)
     assert plain(resolved.root) == {
         "engine": {"framework": "vllm", "env": {"A": "x", "B": "2"}},
         "list": [3],
@@ -42,7 +44,7 @@ def test_nested_fragments_record_their_include_path(tmp_path: Path) -> None:
     _write(tmp_path, "_f/inner.yaml", "a: 1\n")
     _write(tmp_path, "_f/outer.yaml", "extends: inner.yaml\nb: 2\n")
     recipe = _write(tmp_path, "r.yaml", "extends: _f/outer.yaml\n")
-    resolved = ExtendsResolver().resolve(recipe)
+    resolved = ExtendsResolver(limits=LIMITS).resolve(recipe)
     assert plain(resolved.root) == {"a": 1, "b": 2}
     inner = tmp_path / "_f/inner.yaml"
     assert resolved.via[inner] == (recipe, tmp_path / "_f/outer.yaml", inner)
@@ -53,23 +55,23 @@ def test_cycle_names_the_chain(tmp_path: Path) -> None:
     _write(tmp_path, "b.yaml", "extends: a.yaml\n")
     a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
     with pytest.raises(ExtendsError, match=rf"cycle {a} -> {b} -> {a}"):
-        ExtendsResolver().resolve(a)
+        ExtendsResolver(limits=LIMITS).resolve(a)
 
 
 def test_self_extension_is_a_cycle(tmp_path: Path) -> None:
     a = _write(tmp_path, "a.yaml", "extends: a.yaml\n")
     with pytest.raises(ExtendsError, match="cycle"):
-        ExtendsResolver().resolve(a)
+        ExtendsResolver(limits=LIMITS).resolve(a)
 
 
 def test_missing_fragment(tmp_path: Path) -> None:
     a = _write(tmp_path, "a.yaml", "extends: nope.yaml\n")
     with pytest.raises(ExtendsError, match=r"a.yaml:1:10: extends: fragment .*nope.yaml not found"):
-        ExtendsResolver().resolve(a)
+        ExtendsResolver(limits=LIMITS).resolve(a)
 
 
 @pytest.mark.parametrize("text", ["extends: 3\n", "extends: [a.yaml, {x: 1}]\n", "- a\n", ""])
 def test_bad_documents_are_schema_errors(tmp_path: Path, text: str) -> None:
     a = _write(tmp_path, "r.yaml", text)
     with pytest.raises(RecipeSchemaError):
-        ExtendsResolver().resolve(a)
+        ExtendsResolver(limits=LIMITS).resolve(a)

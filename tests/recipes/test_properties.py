@@ -18,7 +18,7 @@ from inferx_pipeline.recipes.loader import load_recipes
 from inferx_pipeline.recipes.policy.data import PolicyData
 from inferx_pipeline.recipes.yamlsource import parse_located
 
-from .conftest import ROOT
+from .conftest import LIMITS, ROOT
 
 KEYS = [
     "id", "model", "hf-id", "model-prefix", "precision", "thinking", "sku", "engine",
@@ -93,4 +93,4 @@ def test_mutated_valid_recipes_never_crash(
 @given(text=st.text(alphabet=st.sampled_from(list("ab:-[]{}&*!|>'\"#\n ,?%@`0.\t")), max_size=60))
 def test_random_text_is_yaml_or_a_syntax_error(text: str) -> None:
     with contextlib.suppress(RecipeError):
-        parse_located(text, Path("r.yaml"))
+        parse_located(text, Path("r.yaml"), limits=LIMITS)

@@ -15,7 +15,7 @@ from inferx_pipeline.recipes.loader import discover
 from inferx_pipeline.recipes.schema import MaxNumSeqsRule, Speculative, recipe_json_schema
 from inferx_pipeline.recipes.yamlsource import plain
 
-from .conftest import ROOT
+from .conftest import LIMITS, ROOT
 
 
 def test_max_num_seqs_rule() -> None:
@@ -65,18 +65,20 @@ def test_shipped_schema_file_is_current() -> None:
 
 def test_schema_accepts_every_shipped_recipe(at_root: Path) -> None:
     validator = jsonschema.Draft202012Validator(recipe_json_schema())
-    resolver = ExtendsResolver()
-    paths = discover([Path("recipes")])
-    assert len(paths) >= 8
-    for path in paths:
-        doc = plain(resolver.resolve(path).root)
+    resolver = ExtendsResolver(limits=LIMITS)
+    found = discover([Path("recipes")])
+    assert len(found.files) >= 8 and found.problems == []
+    for path, tree in found.files:
+        doc = plain(resolver.resolve(path, tree).root)
         errors = [e.message for e in validator.iter_errors(doc)]
         assert errors == [], path
 
 
 def test_schema_rejects_a_literal_acceptance_length(at_root: Path) -> None:
     validator = jsonschema.Draft202012Validator(recipe_json_schema())
-    doc = plain(ExtendsResolver().resolve(Path("tests/fixtures/recipes/literal-al.yaml")).root)
+    doc = plain(
+        ExtendsResolver(limits=LIMITS).resolve(Path("tests/fixtures/recipes/literal-al.yaml")).root
+    )
     assert not validator.is_valid(doc)
     speculative = recipe_json_schema()["$defs"]["Speculative"]
     assert "acceptance-length" not in speculative["properties"]

@@ -8,16 +8,21 @@ reads (catalog, golden curves, ``PolicyData`` from catalog/*.yaml); ``where`` (a
 
 Rules: ``thinking-explicit``, ``golden-al-only``, ``engine-version-gate``,
 ``image-facts``, ``image-track``, ``vendor-kv-offload``, ``agentic-spec-decoding``,
-``memory-fit``, ``referential`` (see each module's docstring).
+``memory-fit``, ``referential``, ``secret-literal``, ``control-chars`` (see each
+module's docstring).
+
+``check_served(recipe, served, ...)`` runs ``SERVED_RULES`` on the final server command
+of every job (``policy/command.py``): the same rule ids, judged on what will run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy import command
 from inferx_pipeline.recipes.policy.base import Rule, RuleContext, Where
 from inferx_pipeline.recipes.policy.data import PolicyData
 from inferx_pipeline.recipes.policy.images import engine_version_gate, image_facts, image_track
@@ -27,6 +32,7 @@ from inferx_pipeline.recipes.policy.rows import (
     referential,
     vendor_kv_offload,
 )
+from inferx_pipeline.recipes.policy.served import Served
 from inferx_pipeline.recipes.policy.thinking import golden_al_only, thinking_explicit
 from inferx_pipeline.recipes.schema import Recipe
 
@@ -40,6 +46,16 @@ RULES: dict[str, Rule] = {
     "agentic-spec-decoding": agentic_spec_decoding,
     "memory-fit": memory_fit,
     "referential": referential,
+}
+
+ServedRule = Callable[[RuleContext, Sequence[Served]], list[Finding]]
+
+SERVED_RULES: dict[str, ServedRule] = {
+    "golden-al-only": command.acceptance,
+    "memory-fit": command.headroom,
+    "vendor-kv-offload": command.kv_offload,
+    "secret-literal": command.secrets,
+    "control-chars": command.control_chars,
 }
 
 
@@ -62,3 +78,17 @@ def check(
     if unknown:
         raise KeyError(f"unknown policy rule(s) {unknown}; valid: {', '.join(RULES)}")
     return [finding for name in names for finding in RULES[name](ctx)]
+
+
+def check_served(
+    recipe: Recipe,
+    served: Sequence[Served],
+    *,
+    catalog: Catalog,
+    golden: GoldenRegistry,
+    data: PolicyData,
+    where: Where | None = None,
+) -> list[Finding]:
+    """Findings of ``SERVED_RULES`` on the final commands ``served`` of ``recipe``'s jobs."""
+    ctx = RuleContext(recipe=recipe, catalog=catalog, golden=golden, data=data, where=where)
+    return [finding for rule in SERVED_RULES.values() for finding in rule(ctx, served)]

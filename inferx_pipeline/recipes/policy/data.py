@@ -1,13 +1,15 @@
 """Policy data: the lists and numbers the pre-GPU rules read, typed.
 
-Three catalog files (each entry with a source): ``version-gates.yaml`` (engine-version
+Four catalog files (each entry with a source): ``version-gates.yaml`` (engine-version
 gates and per-repository tag patterns), ``image-facts.yaml`` (image ref -> Python and
-engine version) and ``policy.yaml`` (client Python range, golden-AL knobs, vendor KV
-offload rules, per-SKU agentic MTP grids, memory-fit settings).
+engine version), ``policy.yaml`` (client Python range, golden-AL knobs, vendor KV
+offload rules, per-SKU agentic MTP grids, memory-fit settings) and ``gate.yaml`` (YAML
+limits, secret names, and the engine facts the rules on the final server command read).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import re
 from pathlib import Path
@@ -18,6 +20,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from inferx_pipeline.catalog import YAML_LOADER
 from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.recipes.yamlsource import YamlLimits
 from inferx_pipeline.strict import FrozenModel
 
 
@@ -82,6 +85,7 @@ class VendorKvOffload(FrozenModel):
 class AgenticMtp(FrozenModel):
     min_draft_tokens: int = Field(ge=1)
     max_conc: int = Field(ge=1)
+    min_conc_step: int = Field(default=1, ge=1, description="Least gap between concurrencies.")
     source: str
 
 
@@ -93,8 +97,74 @@ class MemoryFit(FrozenModel):
     default_source: str
 
 
+class Secrets(FrozenModel):
+    """Names (and fnmatch patterns) whose values are secrets; compared case-insensitively."""
+
+    names: tuple[str, ...]
+    patterns: tuple[str, ...]
+    source: str
+
+    def is_secret(self, name: str) -> bool:
+        """True when env name or flag ``name`` (``--hf-token`` reads as ``HF_TOKEN``) is secret."""
+        key = name.lstrip("-").replace("-", "_").upper()
+        return key in {n.upper() for n in self.names} or any(
+            fnmatch.fnmatchcase(key, p.upper()) for p in self.patterns
+        )
+
+
+class AcceptanceKnobs(FrozenModel):
+    """Where one engine reads a synthetic acceptance length from (its final argv/env)."""
+
+    env: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    json_flags: tuple[str, ...] = ()
+    json_keys: tuple[str, ...] = ()
+    offset: float = Field(default=0.0, description="Engine number minus the golden AL.")
+    source: str
+
+
+class SyntheticRequired(FrozenModel):
+    scenarios: tuple[str, ...]
+    source: str
+
+
+class Headroom(FrozenModel):
+    max_utilization: dict[str, float]
+    max_utilization_speculative: dict[str, float]
+    draft_workspace_gb: float = Field(ge=0)
+    draft_kv_layers: int = Field(ge=0)
+    source: str
+
+
+class SinceVersion(FrozenModel):
+    since: str
+    value: int = Field(ge=1)
+
+
+class MaxNumSeqsDefaults(FrozenModel):
+    engines: dict[str, tuple[SinceVersion, ...]] = Field(description="Newest entry first.")
+    source: str
+
+
+class LinearAttention(FrozenModel):
+    layers: int = Field(ge=1)
+    state_mb_per_layer: float = Field(gt=0, description="Per sequence, whole model width, MB.")
+    source: str
+
+
+class EngineKvOffload(FrozenModel):
+    backends: tuple[str, ...]
+    source: str
+
+
+class KvOffloadFlags(FrozenModel):
+    flags: tuple[str, ...]
+    json_flags: tuple[str, ...]
+    source: str
+
+
 class PolicyData(FrozenModel):
-    """Everything the policy rules read, from the three catalog files."""
+    """Everything the policy rules read, from the four catalog files."""
 
     tag_patterns: tuple[TagPattern, ...]
     gates: tuple[VersionGate, ...]
@@ -104,6 +174,24 @@ class PolicyData(FrozenModel):
     vendor_kv_offload: dict[str, VendorKvOffload]
     agentic_mtp: dict[str, AgenticMtp]
     memory_fit: MemoryFit
+    yaml_limits: YamlLimits
+    secrets: Secrets
+    acceptance_knobs: dict[str, AcceptanceKnobs]
+    synthetic_required: SyntheticRequired
+    curve_methods: dict[str, tuple[str, ...]]
+    headroom: Headroom
+    max_num_seqs_defaults: MaxNumSeqsDefaults
+    linear_attention: dict[str, LinearAttention]
+    engine_kv_offload: dict[str, EngineKvOffload]
+    kv_offload_flags: KvOffloadFlags
+
+    def default_max_num_seqs(self, framework: str, version: tuple[int, ...] | None) -> int | None:
+        """The engine's own max-num-seqs at ``version`` (None = unknown: the newest entry)."""
+        for entry in self.max_num_seqs_defaults.engines.get(framework, ()):
+            since = tuple(int(p) for p in entry.since.split("."))
+            if version is None or version >= since:
+                return entry.value
+        return None
 
 
 def _read(path: Path) -> dict[str, object]:
@@ -119,7 +207,7 @@ def _read(path: Path) -> dict[str, object]:
 def load_policy(catalog_dir: Path) -> PolicyData:
     """Read the policy data files of ``catalog_dir``; CatalogError naming the file if wrong."""
     merged: dict[str, object] = {}
-    for name in ("version-gates.yaml", "image-facts.yaml", "policy.yaml"):
+    for name in ("version-gates.yaml", "image-facts.yaml", "policy.yaml", "gate.yaml"):
         merged.update(_read(catalog_dir / name))
     try:
         return PolicyData.model_validate(merged)

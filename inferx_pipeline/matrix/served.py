@@ -1,0 +1,113 @@
+"""Every job's final server command, for the rules that judge what will run.
+
+``served_commands(loaded, ...)`` expands one recipe, adds the eval twin of every job
+(any job may be picked for an eval by some mode), and builds each job's ``ServerSpec``
+through its engine adapter, exactly as a launcher would receive it. Multinode jobs have
+no single-node server yet and are left out; an adapter that refuses a job (LaunchError)
+is a finding, since the launcher would refuse it too.
+
+``served_findings(parsed, ...)`` runs the final-command rules (``policy.check_served``)
+on every recipe and returns their findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.engines.base import adapter_for
+from inferx_pipeline.errors import InferxError, LaunchError
+from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.matrix.evals import eval_job
+from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.runners import RunnerCatalog
+from inferx_pipeline.recipes import policy
+from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.loader import LoadedRecipe
+from inferx_pipeline.recipes.policy.base import rows
+from inferx_pipeline.recipes.policy.data import PolicyData
+from inferx_pipeline.recipes.policy.served import Served
+from inferx_pipeline.recipes.yamlsource import FieldPath
+
+
+def _row_paths(loaded: LoadedRecipe) -> list[FieldPath]:
+    # expand() walks blocks, rows and concurrencies in document order, one job each.
+    return [ref.path for ref in rows(loaded.recipe) for _ in ref.row.concurrencies()]
+
+
+def _served(job: BenchmarkJob, catalog: Catalog, row: FieldPath) -> Served:
+    spec = adapter_for(job).server_spec(job, sku=catalog.skus[job.sku])
+    return Served(
+        job_id=job.job_id,
+        framework=job.engine.framework,
+        scenario=job.scenario,
+        is_eval=job.run_eval,
+        acceptance=job.spec.acceptance,
+        target_al=job.spec.target_al,
+        image=spec.image,
+        argv=spec.argv,
+        env=dict(spec.env),
+        row=row,
+        max_num_seqs=job.max_num_seqs,
+        conc=job.conc,
+        speculative=job.spec.method != "none",
+    )
+
+
+def served_commands(
+    loaded: LoadedRecipe, *, golden: GoldenRegistry, catalog: Catalog, runners: RunnerCatalog
+) -> tuple[list[Served], list[str]]:
+    """(final commands of every single-node job and its eval twin, adapter refusals).
+
+    Raises InferxError when the recipe does not expand (reported by rule ``matrix``).
+    """
+    jobs = expand([loaded], golden=golden, catalog=catalog, runners=runners, duplicates="keep")
+    out: list[Served] = []
+    refused: list[str] = []
+    for job, row in zip(jobs, _row_paths(loaded), strict=False):
+        if job.parallel is None or job.sku not in catalog.skus:
+            continue
+        for variant in (job, eval_job(job)):
+            try:
+                out.append(_served(variant, catalog, row))
+            except LaunchError as err:
+                refused.append(str(err))
+    return out, list(dict.fromkeys(refused))
+
+
+def served_findings(
+    parsed: Iterable[LoadedRecipe],
+    *,
+    golden: GoldenRegistry,
+    catalog: Catalog,
+    data: PolicyData,
+    runners: RunnerCatalog,
+) -> list[Finding]:
+    """Findings of the final-command rules on every recipe of ``parsed``."""
+    found: list[Finding] = []
+    for loaded in parsed:
+        try:
+            served, refused = served_commands(
+                loaded, golden=golden, catalog=catalog, runners=runners
+            )
+        except InferxError:
+            continue  # rule ``matrix`` reports recipes that do not expand
+        found += policy.check_served(
+            loaded.recipe, served, catalog=catalog, golden=golden, data=data, where=loaded
+        )
+        found += [_refusal(loaded, message) for message in refused]
+    return found
+
+
+def _refusal(loaded: LoadedRecipe, message: str) -> Finding:
+    location = loaded.locate(("engine",))
+    return Finding(
+        severity="error",
+        rule="matrix",
+        message=f"got a job the engine adapter refuses: {message}",
+        location=location,
+        field="engine",
+        chain=loaded.chain_to(location),
+        recipe=loaded.source,
+    )

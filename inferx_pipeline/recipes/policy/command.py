@@ -1,0 +1,288 @@
+"""Rules on the final server command of every job (``Served``), whichever path set a value.
+
+- ``golden-al-only``: a synthetic acceptance length an engine reads (catalog/gate.yaml
+  ``acceptance_knobs``: vLLM's speculative-config JSON, SGLang and TensorRT-LLM env,
+  ATOM's flag) equals the job's golden AL, and eval jobs carry none; a throughput job
+  of a scenario that requires synthetic acceptance (``synthetic_required``) has one.
+- ``memory-fit``: the HBM fraction the engine is given (any spelling, the last one
+  wins) stays within the SKU vendor's headroom, lower with speculative decoding.
+- ``vendor-kv-offload``: no flag, JSON value or env value names a KV-offload backend
+  the SKU's vendor cannot run, in any case or spelling.
+- ``secret-literal``: no env name or flag that names a secret carries a value (values
+  are never printed).
+- ``control-chars``: no argv item, env name or env value holds a control character.
+
+Each finding names the recipe field that put the value there (``served.origin``) and is
+reported once per recipe, not once per job.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy.argv import flags, last_value, mapping_items, norm
+from inferx_pipeline.recipes.policy.base import RuleContext
+from inferx_pipeline.recipes.policy.served import Served, origin
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_UTILIZATION_FLAGS = ("gpu-memory-utilization", "mem-fraction-static")
+_UTILIZATION_KEYS = ("free-gpu-memory-fraction",)
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    return list({(f.field, f.message): f for f in findings}.values())
+
+
+def _knobs(served: Served, ctx: RuleContext) -> list[tuple[str, str, float | None]]:
+    """(where, display name, value) of every synthetic-AL setting in the final command."""
+    knobs = ctx.data.acceptance_knobs.get(served.framework)
+    if knobs is None:
+        return []
+    found: list[tuple[str, str, float | None]] = []
+    env_names = {n.upper() for n in knobs.env}
+    for name, value in served.env.items():
+        if name.upper() in env_names:
+            found.append(("env", name, _number(value)))
+    wanted = {norm(f) for f in knobs.flags}
+    json_flags = {norm(f) for f in knobs.json_flags}
+    keys = {norm(k) for k in knobs.json_keys}
+    for flag in flags(served.argv):
+        if flag.name in wanted:
+            found.append(("flag", flag.name, _number(flag.value)))
+        elif flag.name in json_flags:
+            found += [
+                ("flag", flag.name, _number(v)) for k, v in mapping_items(flag.value) if k in keys
+            ]
+    return found
+
+
+def _number(value: object) -> float | None:
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
+
+
+def _where(ctx: RuleContext, kind: str, name: str) -> tuple[str | int, ...]:
+    if kind == "env":
+        return origin(ctx.recipe, env=name)
+    path = origin(ctx.recipe, flag=name)
+    if path[:2] == ("engine", "args"):
+        return path
+    # A JSON flag the adapter builds carries the recipe's speculative options.
+    options = ctx.recipe.speculative.options
+    key = next((k for k in options if norm(k) in _json_keys(ctx)), None)
+    return ("speculative", "options", key) if key is not None else ("speculative",)
+
+
+def _json_keys(ctx: RuleContext) -> set[str]:
+    return {norm(k) for knobs in ctx.data.acceptance_knobs.values() for k in knobs.json_keys}
+
+
+def acceptance(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
+    """Rule ``golden-al-only`` on the final command (see the module doc)."""
+    out: list[Finding] = []
+    offset = {f: k.offset for f, k in ctx.data.acceptance_knobs.items()}
+    for job in served:
+        knobs = _knobs(job, ctx)
+        for kind, name, value in knobs:
+            path = _where(ctx, kind, name)
+            shown = "unreadable" if value is None else f"{value:g}"
+            if job.is_eval:
+                out.append(
+                    ctx.finding(
+                        "golden-al-only",
+                        path,
+                        f"got {name} {shown} on eval jobs; expected no synthetic acceptance "
+                        "(eval jobs verify for real); set it only through "
+                        "speculative.acceptance: synthetic and a curve",
+                    )
+                )
+            elif job.target_al is None:
+                out.append(
+                    ctx.finding(
+                        "golden-al-only",
+                        path,
+                        f"got {name} {shown} with speculative.acceptance "
+                        f"{ctx.recipe.speculative.acceptance}; expected a synthetic AL only from "
+                        "a golden curve; remove it and set acceptance: synthetic with a curve",
+                    )
+                )
+            else:
+                want = job.target_al + offset.get(job.framework, 0.0)
+                if value is None or abs(value - want) > 1e-6:
+                    out.append(
+                        ctx.finding(
+                            "golden-al-only",
+                            path,
+                            f"got {name} {shown}; expected {want:g} (golden curve "
+                            f"{ctx.recipe.speculative.curve!r} for thinking "
+                            f"{ctx.recipe.model.thinking or 'on'}, "
+                            f"{ctx.recipe.speculative.draft_tokens} draft tokens); remove it, the "
+                            "matrix sets it from the curve",
+                        )
+                    )
+        out.extend(_required(ctx, job, bool(knobs)))
+    return _once(out)
+
+
+def _required(ctx: RuleContext, job: Served, has_knob: bool) -> list[Finding]:
+    required = ctx.data.synthetic_required
+    if job.is_eval or not job.speculative or job.scenario not in required.scenarios:
+        return []
+    if job.target_al is not None and has_knob:
+        return []
+    return [
+        ctx.finding(
+            "golden-al-only",
+            ("speculative", "acceptance"),
+            f"got real acceptance on {job.scenario} throughput jobs; expected synthetic "
+            f"acceptance at the golden AL for {job.scenario} ({required.source}); set "
+            "acceptance: synthetic and a curve",
+        )
+    ]
+
+
+def headroom(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
+    """Rule ``memory-fit`` on the final command: the HBM fraction within the headroom."""
+    sku = ctx.catalog.skus.get(ctx.recipe.sku)
+    if sku is None:
+        return []
+    room = ctx.data.headroom
+    out: list[Finding] = []
+    for job in served:
+        value, name = _utilization(job)
+        if value is None:
+            continue
+        limits = room.max_utilization_speculative if job.speculative else room.max_utilization
+        limit = limits.get(sku.vendor, 1.0)
+        if value <= limit + 1e-9:
+            continue
+        path = origin(ctx.recipe, flag=name)
+        if path[:2] != ("engine", "args"):
+            path = ("engine", "gpu-memory-utilization")
+        setup = " with speculative decoding" if job.speculative else ""
+        out.append(
+            ctx.finding(
+                "memory-fit",
+                path,
+                f"got {name} {value:g}; expected at most {limit:g} on {sku.vendor.upper()} "
+                f"{ctx.recipe.sku}{setup} (catalog/gate.yaml headroom); lower it",
+            )
+        )
+    return _once(out)
+
+
+def _utilization(job: Served) -> tuple[float | None, str]:
+    flag = last_value(job.argv, _UTILIZATION_FLAGS)
+    if flag is not None:
+        return _number(flag.value), flag.name
+    for word in job.argv:
+        for key, value in mapping_items(word):
+            if key in _UTILIZATION_KEYS:
+                return _number(value), key
+    return None, ""
+
+
+def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
+    """Rule ``vendor-kv-offload`` on the final command (see the module doc)."""
+    sku = ctx.catalog.skus.get(ctx.recipe.sku)
+    rule = ctx.data.vendor_kv_offload.get(sku.vendor) if sku is not None else None
+    if sku is None or rule is None or not rule.forbidden_backends:
+        return []
+    forbidden = {_squash(b): b for b in rule.forbidden_backends}
+    spots = ctx.data.kv_offload_flags
+    names = {norm(f) for f in spots.flags}
+    json_names = {norm(f) for f in spots.json_flags}
+    out: list[Finding] = []
+    for job in served:
+        for flag in flags(job.argv):
+            if flag.name in names:
+                values: list[object] = [flag.value]
+            elif flag.name in json_names:
+                values = [v for _, v in mapping_items(flag.value)]
+            else:
+                continue
+            for value in values:
+                hit = next((b for key, b in forbidden.items() if key in _squash(value)), None)
+                if hit is not None:
+                    out.append(
+                        ctx.finding(
+                            "vendor-kv-offload",
+                            origin(ctx.recipe, flag=flag.name),
+                            f"got --{flag.name} naming {hit} ({value!s:.60}); expected no {hit} "
+                            f"KV offload on {sku.vendor.upper()} SKUs ({ctx.recipe.sku}, "
+                            f"{rule.source}); use kv-offloading: none or another backend",
+                        )
+                    )
+    return _once(out)
+
+
+def _squash(value: object) -> str:
+    """Lower case letters and digits only: ``Mooncake_Store`` and ``mooncake-store`` agree."""
+    return re.sub(r"[^a-z0-9]", "", str(value).lower())
+
+
+def secrets(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
+    """Rule ``secret-literal``: secret names carry no value in the final command."""
+    rule = ctx.data.secrets
+    out: list[Finding] = []
+    for job in served:
+        for name in job.env:
+            if rule.is_secret(name):
+                out.append(_secret(ctx, origin(ctx.recipe, env=name), f"env {name}"))
+        for flag in flags(job.argv):
+            if rule.is_secret(flag.name) and flag.value is not None:
+                out.append(_secret(ctx, origin(ctx.recipe, flag=flag.name), f"--{flag.name}"))
+    return _once(out)
+
+
+def _secret(ctx: RuleContext, path: tuple[str | int, ...], what: str) -> Finding:
+    return ctx.finding(
+        "secret-literal",
+        path,
+        f"got a literal value for secret {what} (value not shown); expected secrets by name "
+        f"only ({ctx.data.secrets.source}); remove it from the recipe and pass it to the "
+        "launcher by name (secret_env)",
+    )
+
+
+def control_chars(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
+    """Rule ``control-chars``: no control character in argv items, env names or values."""
+    out: list[Finding] = []
+    for job in served:
+        for name, value in job.env.items():
+            for text, what in ((name, "name"), (value, "value")):
+                match = _CONTROL.search(text)
+                if match is not None:
+                    out.append(
+                        _control(ctx, origin(ctx.recipe, env=name), f"env {name!r} {what}", match)
+                    )
+        current: str | None = None
+        for word in job.argv:
+            current = norm(word.partition("=")[0]) if word.startswith("--") else current
+            match = _CONTROL.search(word)
+            if match is not None and not _program(job, word):
+                path = origin(ctx.recipe, flag=current) if current else ("engine",)
+                out.append(_control(ctx, path, f"argv item after --{current}", match))
+    return _once(out)
+
+
+def _program(job: Served, word: str) -> bool:
+    # TensorRT-LLM's argv carries a fixed Python program and its options YAML, both
+    # multi-line by design (engines/trt.py); only their own lines are judged elsewhere.
+    return job.framework == "trt" and job.argv.index(word) in (2, 3)
+
+
+def _control(
+    ctx: RuleContext, path: tuple[str | int, ...], what: str, match: re.Match[str]
+) -> Finding:
+    return ctx.finding(
+        "control-chars",
+        path,
+        f"got control character {match.group()!r} at offset {match.start()} in {what}; "
+        "expected printable text (a newline or NUL splits or cuts the server command); "
+        "remove it",
+    )

@@ -1,0 +1,68 @@
+"""What the launcher would run for each job: the view the final-command rules judge.
+
+A value reaches an engine by more than one path (typed fields, ``engine.args``,
+``engine.env``, ``speculative.options``, fragments); the engine sees only the final
+argv and environment. ``Served`` is one job's final command with the few job facts the
+rules compare it with; ``matrix/served.py`` builds them (every throughput job and the
+eval twin of each) through the engine adapters. ``origin`` maps a flag, env or option
+name back to the recipe field that put it there, so a finding points at the author's
+line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from inferx_pipeline.recipes.policy.argv import flags, norm
+from inferx_pipeline.recipes.schema import Recipe
+from inferx_pipeline.recipes.yamlsource import FieldPath
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """One job's final server command (argv, env, image) and the facts rules compare it to.
+
+    ``target_al`` is the golden AL the matrix resolved (None for real acceptance and
+    eval jobs); ``row`` is the search-space row's field path in the recipe.
+    """
+
+    job_id: str
+    framework: str
+    scenario: str
+    is_eval: bool
+    acceptance: str
+    target_al: float | None
+    image: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    row: FieldPath = ()
+    max_num_seqs: int | None = None
+    conc: int = 1
+    speculative: bool = field(default=False)
+
+
+def origin(recipe: Recipe, *, flag: str | None = None, env: str | None = None) -> FieldPath:
+    """The recipe field that sets ``flag`` (any spelling) or env ``env``; the engine block
+    when the adapter set it from typed fields."""
+    if env is not None:
+        for name in recipe.engine.env:
+            if name == env or name.upper() == env.upper():
+                return ("engine", "env", name)
+        return ("engine", "env")
+    if flag is None:
+        return ("engine",)
+    wanted = norm(flag)
+    args = recipe.engine.args
+    if isinstance(args, dict):
+        for key in args:
+            if norm(key.partition("=")[0]) == wanted:
+                return ("engine", "args", key)
+    else:
+        for found in flags(args):
+            if found.name == wanted:
+                return ("engine", "args", found.index)
+    for key in recipe.speculative.options:
+        if norm(key) == wanted:
+            return ("speculative", "options", key)
+    return ("engine", "args") if args else ("engine",)
