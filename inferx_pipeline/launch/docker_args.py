@@ -17,7 +17,7 @@ from pydantic import Field
 
 from inferx_pipeline.launch.base import fill_port
 from inferx_pipeline.launch.gpu import gpu_block
-from inferx_pipeline.launch.models import fill_model
+from inferx_pipeline.launch.models import ModelStore, fill_model
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.strict import FrozenModel
 
@@ -50,6 +50,7 @@ class DockerOptions(FrozenModel):
         description="The host's model store: HF id -> checkpoint folder, mounted read-only at "
         "the same path; other models are given to the engine by id (its HF cache or hub).",
     )
+    offline: bool = Field(default=True, description="Set HF_HUB_OFFLINE=1 in every server.")
     grace_s: float = Field(default=30.0, gt=0, description="SIGTERM -> SIGKILL grace (s).")
     memlock_bytes: int = Field(
         default=-1, ge=-1, description="RLIMIT_MEMLOCK (-1 = unlimited, what GPU engines want; "
@@ -61,6 +62,11 @@ class DockerOptions(FrozenModel):
         description="Variables every server gets by name from the launcher's environment "
         "(gated checkpoints need HF_TOKEN); their values never enter specs, logs or artifacts.",
     )
+
+
+    def model_store(self) -> ModelStore:
+        """The same store as the launcher sees it on the host (for the client's tokenizer)."""
+        return ModelStore(models=self.models, hf_cache=self.hf_cache, offline=self.offline)
 
 
 def container_name(spec: ServerSpec, run_id: str) -> str:
@@ -103,6 +109,7 @@ def container_kwargs(
         fill_port(spec.argv, port), spec.client.model_name if model is None else str(model)
     )
     environment = {
+        **({"HF_HUB_OFFLINE": "1"} if options.offline else {}),
         **({"HF_HOME": HF_CACHE_TARGET} if options.hf_cache else {}),
         **gpu.pop("environment", {}),
         **spec.env,

@@ -135,7 +135,7 @@ class LocalFacts:
     def version(self, name: str) -> str | None:
         """The installed version of program ``name``'s package (None when it has none)."""
         if name not in self._versions:
-            self._versions[name] = _package_version(self.host.program(name))
+            self._versions[name] = package_version(self.host.program(name))
         return self._versions[name]
 
     def digest(self, image: str) -> str:
@@ -156,10 +156,11 @@ class LocalFacts:
         )
 
 
-def _package_version(program: Program) -> str | None:
+def package_version(program: Program) -> str | None:
+    """The installed version of ``program``'s package, read with the program's own Python."""
     if program.package is None:
         return None
-    python = _interpreter(program.path)
+    python = program_interpreter(program.path)
     code = f"import importlib.metadata as m; print(m.version({program.package!r}))"
     try:
         done = subprocess.run(
@@ -177,8 +178,11 @@ def _package_version(program: Program) -> str | None:
     return done.stdout.strip() or None
 
 
-def _interpreter(path: Path) -> str:
-    # A console script names its interpreter on the shebang line; a python is its own.
+def program_interpreter(path: Path) -> str:
+    """The Python that runs program ``path``; LaunchError when the file cannot be read.
+
+    A console script names its interpreter on the shebang line; a python is its own.
+    """
     try:
         first = path.read_bytes()[:256].split(b"\n", 1)[0]
     except OSError as err:

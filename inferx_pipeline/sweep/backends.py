@@ -161,7 +161,12 @@ def docker_backend(
     launcher = DockerLauncher(
         client, run_id=run_id, log_dir=log_dir, options=options, environ=environ
     )
-    specs = engine_specs(catalog) if sim is None else sim_specs(catalog, sim)
+    # A real engine is measured with its model's own tokenizer from the host's store.
+    specs = (
+        with_tokenizer(engine_specs(catalog), options.model_store())
+        if sim is None
+        else sim_specs(catalog, sim)
+    )
     runner = DockerProbeRunner(client, pull=options.pull)
     return SweepBackend(
         launcher=launcher,

@@ -32,12 +32,12 @@ BUILD_TIMEOUT_S = 1200
 def wheelhouse() -> Path:
     """Every wheel of deploy/requirements.txt, built on the host once per requirements hash."""
     requirements = REQUIREMENTS.read_text()
-    out = engine_images.WHEEL_CACHE / f"dagster-{engine_images._digest([requirements])}"
+    out = engine_images.WHEEL_CACHE / f"dagster-{engine_images.digest([requirements])}"
     if (out / "requirements.txt").is_file():
         return out
     engine_images.WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="dagster-", dir=engine_images.WHEEL_CACHE))
-    engine_images._run(
+    engine_images.run_step(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
          "--wheel-dir", str(tmp), "-r", str(REQUIREMENTS)],
         "pip wheel of deploy/requirements.txt",
@@ -54,17 +54,17 @@ def image_tag(base_tag: str) -> str:
         [ROOT / p for p in (*engine_images.PROJECT_FILES, *IMAGE_DATA)]
     )
     inputs = [base_tag, DOCKERFILE.read_text(), BUILD_SCRIPT.read_text(), REQUIREMENTS.read_text()]
-    return f"inferx-dagster:{engine_images._digest([*inputs, sources])}"
+    return f"inferx-dagster:{engine_images.digest([*inputs, sources])}"
 
 
 def ensure_image(client: docker.DockerClient, base_tag: str) -> str:
     """Build the Dagster image unless its tag exists; return the tag."""
     tag = image_tag(base_tag)
-    if engine_images._has_image(client, tag):
+    if engine_images.has_image(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="inferx-dagster-ctx-") as tmp:
         ctx = Path(tmp) / "context"
-        engine_images._run(
+        engine_images.run_step(
             [str(BUILD_SCRIPT), "--wheelhouse", str(wheelhouse()), "--context-only", str(ctx)],
             "deploy/build-image --context-only",
             env={**os.environ, "PYTHON": sys.executable},

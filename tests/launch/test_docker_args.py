@@ -40,6 +40,7 @@ def test_host_network_nvidia_container_arguments() -> None:
             "inferx.fingerprint": "f" * 64,
         },
         "environment": {
+            "HF_HUB_OFFLINE": "1",
             "HF_HOME": "/root/.cache/huggingface",
             "CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7",
             "VLLM_X": "1",
@@ -66,7 +67,7 @@ def test_published_port_amd_container_arguments() -> None:
     assert kwargs["ports"] == {"8000/tcp": ("127.0.0.1", None)}
     assert "network_mode" not in kwargs
     assert kwargs["devices"] == ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"]
-    assert kwargs["environment"] == {"VLLM_X": "1"}
+    assert kwargs["environment"] == {"HF_HUB_OFFLINE": "1", "VLLM_X": "1"}
     assert kwargs["volumes"] == {}
 
 

@@ -59,7 +59,7 @@ class ImageBuildError(RuntimeError):
     """An image could not be built; the message carries the failing step's output."""
 
 
-def _digest(parts: Iterable[str | bytes]) -> str:
+def digest(parts: Iterable[str | bytes]) -> str:
     h = hashlib.sha256()
     for part in parts:
         h.update(part.encode() if isinstance(part, str) else part)
@@ -75,10 +75,10 @@ def _tree_digest(paths: Iterable[Path]) -> str:
                     yield str(f.relative_to(ROOT))
                     yield f.read_bytes()
 
-    return _digest(files())
+    return digest(files())
 
 
-def _has_image(client: docker.DockerClient, tag: str) -> bool:
+def has_image(client: docker.DockerClient, tag: str) -> bool:
     try:
         client.images.get(tag)
     except ImageNotFound:
@@ -86,7 +86,7 @@ def _has_image(client: docker.DockerClient, tag: str) -> bool:
     return True
 
 
-def _run(argv: list[str], what: str, **kwargs: object) -> None:
+def run_step(argv: list[str], what: str, **kwargs: object) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
     if done.returncode != 0:
         raise ImageBuildError(f"{what} failed ({done.returncode}): {done.stderr[-3000:]}")
@@ -113,25 +113,25 @@ def debootstrap_available() -> bool:
 def base_image_tag() -> str:
     """The base image's tag: its inputs (suite, packages, mirror) hashed."""
     inputs = ["v1", SUITE, "minbase", *BASE_PACKAGES, debian_mirror()]
-    return f"inferx-base:{SUITE}-{_digest(inputs)}"
+    return f"inferx-base:{SUITE}-{digest(inputs)}"
 
 
 def ensure_base_image(client: docker.DockerClient) -> str:
     """Build the base image unless its tag exists (about 45 s the first time); return the tag."""
     tag = base_image_tag()
-    if _has_image(client, tag):
+    if has_image(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="inferx-rootfs-", dir="/var/tmp") as tmp:
         rootfs, tarball = Path(tmp) / "rootfs", Path(tmp) / "rootfs.tar"
         include = ",".join(BASE_PACKAGES)
-        _run(
+        run_step(
             ["debootstrap", "--variant=minbase", f"--include={include}", SUITE, str(rootfs),
              debian_mirror()],
             "debootstrap",
         )  # fmt: skip
         for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc"):
             shutil.rmtree(rootfs / junk, ignore_errors=True)
-        _run(["tar", "-C", str(rootfs), "-cf", str(tarball), "."], "tar of the rootfs")
+        run_step(["tar", "-C", str(rootfs), "-cf", str(tarball), "."], "tar of the rootfs")
         repo, _, version = tag.partition(":")
         client.api.import_image_from_file(
             str(tarball), repository=repo, tag=version, changes=["ENV LANG=C.UTF-8"]
@@ -156,14 +156,14 @@ def _requirements() -> str:
 def _dependency_wheels() -> Path:
     """Wheels of the simulator's runtime deps, cached under /var/tmp by their pins."""
     requirements, constraints = _requirements(), _host_constraints()
-    out = WHEEL_CACHE / f"deps-{_digest([requirements, constraints])}"
+    out = WHEEL_CACHE / f"deps-{digest([requirements, constraints])}"
     if (out / "requirements.txt").is_file():
         return out
     WHEEL_CACHE.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="deps-", dir=WHEEL_CACHE))
     (tmp / "constraints.txt").write_text(constraints)
     (tmp / "requirements.in").write_text(requirements)
-    _run(
+    run_step(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(tmp),
          "-c", str(tmp / "constraints.txt"), "-r", str(tmp / "requirements.in")],
         "pip wheel of the simulator's dependencies",
@@ -179,7 +179,7 @@ def _project_wheel(dest: Path) -> None:
         for name in (n for n in PROJECT_FILES if (ROOT / n).exists()):
             copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
             copy(ROOT / name, Path(src) / name)
-        _run(
+        run_step(
             [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
              "--wheel-dir", str(dest), src],
             "pip wheel of the project",
@@ -190,13 +190,13 @@ def sim_image_tag(base_tag: str) -> str:
     """The simulator image's tag: base, Dockerfile, dependency pins and project sources hashed."""
     sources = _tree_digest([ROOT / p for p in (*PROJECT_FILES, *IMAGE_DATA)])
     inputs = [base_tag, SIM_DOCKERFILE.read_text(), _requirements(), _host_constraints(), sources]
-    return f"inferx-sim:{_digest(inputs)}"
+    return f"inferx-sim:{digest(inputs)}"
 
 
 def ensure_sim_image(client: docker.DockerClient, base_tag: str) -> str:
     """Build the simulator engine image unless its tag exists; return the tag."""
     tag = sim_image_tag(base_tag)
-    if _has_image(client, tag):
+    if has_image(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="inferx-sim-ctx-") as tmp:
         ctx = Path(tmp)
@@ -216,6 +216,7 @@ def build_image(
     base_tag: str,
     *,
     network_mode: str = "none",
+    buildargs: dict[str, str] | None = None,
     timeout_s: int | None = None,
 ) -> None:
     """``docker build`` of ``ctx`` as ``tag`` FROM ``base_tag`` (legacy builder, docker-py).
@@ -225,7 +226,7 @@ def build_image(
     """
     try:
         client.images.build(
-            path=str(ctx), tag=tag, buildargs={"BASE_IMAGE": base_tag},
+            path=str(ctx), tag=tag, buildargs={"BASE_IMAGE": base_tag, **(buildargs or {})},
             network_mode=network_mode, rm=True, forcerm=True, timeout=timeout_s,
         )  # fmt: skip
     except BuildError as err:
@@ -249,8 +250,8 @@ RUN chmod 0755 /usr/local/bin/python3
 
 def ensure_old_python_image(client: docker.DockerClient, base_tag: str) -> str:
     """Build the Python-3.10-reporting image unless its tag exists (a few seconds); return it."""
-    tag = f"inferx-py310:{_digest([base_tag, OLD_PYTHON_SHIM, OLD_PYTHON_DOCKERFILE])}"
-    if _has_image(client, tag):
+    tag = f"inferx-py310:{digest([base_tag, OLD_PYTHON_SHIM, OLD_PYTHON_DOCKERFILE])}"
+    if has_image(client, tag):
         return tag
     with tempfile.TemporaryDirectory(prefix="inferx-py310-ctx-") as tmp:
         (Path(tmp) / "Dockerfile").write_text(OLD_PYTHON_DOCKERFILE)
