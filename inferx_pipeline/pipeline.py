@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.errors import StoreError
 from inferx_pipeline.leaderboard.build import SiteManifest, build_site_from_store
+from inferx_pipeline.locks import file_lock
 from inferx_pipeline.results.importers import ImportContext
-from inferx_pipeline.results.ingest import ResultWriter, ingest
-from inferx_pipeline.results.store import IngestReport, ResultStore
-from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest
+from inferx_pipeline.results.ingest import ResultWriter, ingest, sha256_hex
+from inferx_pipeline.results.store import IngestReport, Rejection, ResultStore
+from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest, Damaged
 from inferx_pipeline.sweep.report import SweepReport
 
 
@@ -42,12 +44,48 @@ def report_result_paths(report: SweepReport, artifacts: ArtifactStore) -> list[P
 
 
 def stored_result_paths(artifacts: ArtifactStore) -> list[Path]:
-    """The RawResult blob of every recorded attempt in ``artifacts``, in manifest order.
+    """The RawResult blob of every readable attempt in ``artifacts``, in manifest order."""
+    return stored_results(artifacts)[0]
 
-    Raises StoreError when a manifest is unreadable.
+
+def stored_results(artifacts: ArtifactStore) -> tuple[list[Path], list[Rejection]]:
+    """The intact RawResult blobs of every attempt, and a rejection per damaged point.
+
+    A torn manifest, or a result blob that is missing or does not match its hash, is
+    rejected with its job id and the reason; every other point is unaffected. The
+    sweep's own quarantine notes (a reused point found damaged) join the rejections.
     """
-    paths = (_result_path(artifacts, manifest) for manifest in artifacts.all_attempts())
-    return list(dict.fromkeys(path for path in paths if path is not None))
+    manifests, damaged = artifacts.scan()
+    rejections = [_damaged(note, "damaged-manifest") for note in damaged]
+    rejections += [_damaged(note, "damaged-artifact") for note in artifacts.quarantined()]
+    paths: dict[Path, None] = {}
+    for manifest in manifests:
+        sha = manifest.artifacts.get(RESULT)
+        if sha is None:
+            continue
+        try:
+            artifacts.read(sha)
+        except StoreError as err:
+            note = Damaged(
+                path=str(artifacts.path(sha)), job_id=manifest.job_id, sha256=sha, reason=str(err)
+            )
+            rejections.append(_damaged(note, "damaged-artifact"))
+            continue
+        paths[artifacts.path(sha)] = None
+    return list(paths), list({r.artifact_sha256: r for r in rejections}.values())
+
+
+def _damaged(note: Damaged, code: str) -> Rejection:
+    job = f"job {note.job_id}" if note.job_id else "job unknown (manifest unreadable)"
+    return Rejection(
+        path=note.path,
+        # A file gone entirely has no bytes to hash: its path keys the quarantine entry.
+        artifact_sha256=note.sha256 or sha256_hex(f"missing:{note.path}".encode()),
+        source="inferx",
+        code=code,
+        reason=f"{job}: {note.reason}; the point is measured again by the next sweep",
+        job_id=note.job_id,
+    )
 
 
 def ingest_report(
@@ -75,23 +113,29 @@ def publish(artifacts: ArtifactStore, url: str, site_dir: Path, catalog_dir: Pat
     leaderboard site into ``site_dir``.
 
     Idempotent: results already stored are skipped, the site is rebuilt from the DB.
-    Malformed result files are quarantined (see ``Published.ingest.rejections``); raises
+    Malformed result files and damaged attempts are quarantined (see
+    ``Published.ingest.rejections``) and never stop the rest. Concurrent publishes of
+    one site run one after the other (a lock file beside ``site_dir``). Raises
     StoreError when the database fails and LeaderboardError when ``site_dir`` is not a
     previous build.
     """
-    report = ingest_artifacts(artifacts, url, catalog_dir)
-    return Published(report, build_site_from_store(url, site_dir, catalog_dir))
+    # One publisher per site at a time: a second waits here, then finds its work done.
+    with file_lock(site_dir.with_name(site_dir.name + ".lock")):
+        report = ingest_artifacts(artifacts, url, catalog_dir)
+        return Published(report, build_site_from_store(url, site_dir, catalog_dir))
 
 
 def ingest_artifacts(artifacts: ArtifactStore, url: str, catalog_dir: Path) -> IngestReport:
     """Ingest every attempt recorded in ``artifacts`` into the store at ``url`` (idempotent).
 
     Results already stored are skipped; malformed result files are quarantined with a
-    reason. Raises StoreError when the database fails (nothing of this call is written).
+    reason, and so are damaged attempts (``stored_results``). Raises StoreError when the
+    database fails (nothing of this call is written).
     """
     context = ImportContext.from_catalog(cached_catalog(catalog_dir))
+    paths, damaged = stored_results(artifacts)
     store = ResultStore(url)
     try:
-        return ingest(stored_result_paths(artifacts), store, context, "inferx")
+        return ingest(paths, store, context, "inferx", damaged)
     finally:
         store.close()

@@ -1,4 +1,5 @@
-"""``inferx results``: ingest result files, export stored results, list the quarantine."""
+"""``inferx results``: ingest result files, export stored results, list the quarantine,
+show a row's artifact paths."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from inferx_pipeline.results.ingest import ingest
 from inferx_pipeline.results.record import JobIdentity
 from inferx_pipeline.results.store import IngestReport, ResultStore
 from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.artifacts import ArtifactStore
 
 # identity field -> click type; every other field is a string option.
 _INT_FIELDS = ("isl", "osl", "tp", "ep", "pp", "pcp", "draft_tokens", "conc")
@@ -49,7 +51,7 @@ def _store(database_url: str | None) -> ResultStore:
 
 @click.group("results")
 def results() -> None:
-    """The results database: ingest, export, quarantine."""
+    """The results database: ingest, export, quarantine, a row's artifacts."""
 
 
 @results.command("ingest")
@@ -133,3 +135,22 @@ def quarantine_command(database_url: str | None) -> None:
     for entry in entries:
         click.echo(f"{entry.code}\t{entry.path}\t{entry.reason}")
     click.echo(f"{len(entries)} quarantined")
+
+
+@results.command("artifacts")
+@click.argument("row")
+@click.option("--database-url", help="Results database URL; default INFERX_DATABASE_URL.")
+@click.option(
+    "--artifacts-dir", type=click.Path(path_type=Path), help="Default: the settings' artifacts."
+)
+def artifacts_command(row: str, database_url: str | None, artifacts_dir: Path | None) -> None:
+    """Paths of the artifacts of ROW (a result id or its prefix, or a job id)."""
+    store = ArtifactStore(artifacts_dir or Settings().artifacts_dir)
+    found = _store(database_url).artifacts_of(row)
+    if not found:
+        raise click.ClickException(f"no stored result has result id {row}... or job id {row}")
+    for result_id, artifacts in found.items():
+        click.echo(result_id)
+        for name, sha in sorted(artifacts.items()):
+            path = store.path(sha)
+            click.echo(f"  {name}\t{path}" + ("" if path.is_file() else "\t(not in this store)"))

@@ -29,6 +29,8 @@ REASONS: dict[str, str] = {
     "missing-identity": "the job identity is incomplete (pass identity flags)",
     "duplicate-artifact": "the same artifact appears twice in one ingest",
     "conflict": "another artifact already holds this result id",
+    "damaged-manifest": "a sweep's attempt manifest is torn or unreadable",
+    "damaged-artifact": "a sweep artifact is missing or its bytes do not match its hash",
 }
 
 # Relative tolerance of the unit cross-checks: generous for rounding, far below 1000x.

@@ -34,14 +34,16 @@ def ingest(
     store: ResultWriter,
     context: ImportContext,
     source: Source | None = None,
+    rejected: Sequence[Rejection] = (),
 ) -> IngestReport:
     """Parse every JSON file under ``paths`` and write the batch in one transaction.
 
     Malformed inputs become ``Rejection``s (quarantined, with a reason) and never stop
-    the others; a database failure raises ``StoreError`` and keeps nothing.
+    the others; ``rejected`` are inputs the caller already refused, quarantined in the
+    same transaction. A database failure raises ``StoreError`` and keeps nothing.
     """
     records: list[ResultRecord] = []
-    rejections: list[Rejection] = []
+    rejections: list[Rejection] = list(rejected)
     seen: dict[str, str] = {}
     for path in collect_files(paths):
         for item in _artifacts(path):

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
 from inferx_pipeline.errors import StoreError
+from inferx_pipeline.locks import file_lock
 from inferx_pipeline.results import frames, migrations, sqlite_bulk
 from inferx_pipeline.results.filters import ResultFilter, where_clauses
 from inferx_pipeline.results.reader import read_columns
@@ -28,6 +31,8 @@ from inferx_pipeline.results.sqlite_bulk import ChunkResult
 from inferx_pipeline.results.tables import QUARANTINE, RESULTS
 from inferx_pipeline.strict import FrozenModel
 
+# Key of the PostgreSQL advisory lock that serializes schema migrations ("inferx" in ASCII).
+MIGRATION_LOCK_KEY = 0x696E66657278
 # Rows per INSERT executemany; bounds memory and SQL parameter counts per statement.
 BATCH_ROWS = 20_000
 # SQLite allows 32766 bound parameters per statement; the existence probe uses two per row.
@@ -54,6 +59,7 @@ class Rejection(FrozenModel):
     code: str = Field(description="Reason code, e.g. truncated-json, wrong-units.")
     reason: str = Field(description="One sentence: what was found and what was expected.")
     size_bytes: int = Field(default=0, ge=0)
+    job_id: str | None = Field(default=None, description="The sweep point it belongs to, if known.")
 
 
 class IngestReport(FrozenModel):
@@ -77,7 +83,9 @@ class ResultStore:
         self.batch_rows = batch_rows
         self.engine = _engine(self.url)
         try:
-            with self.engine.begin() as conn:
+            with _migration_lock(self.url), self.engine.begin() as conn:
+                if conn.dialect.name == "postgresql":  # held until this transaction ends
+                    conn.execute(select(func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))
                 migrations.upgrade(conn)
         except SQLAlchemyError as err:
             raise StoreError(f"{self._where}: cannot open or migrate: {err}") from err
@@ -177,6 +185,15 @@ class ResultStore:
         with self.engine.connect() as conn:
             return int(conn.execute(select(func.count()).select_from(RESULTS)).scalar_one())
 
+    def artifacts_of(self, key: str) -> dict[str, dict[str, str]]:
+        """result_id -> {artifact name: sha256} of rows whose result id starts with ``key``
+        or whose job id is ``key``; the row's own artifact is named ``result.json``."""
+        columns = (RESULTS.c.result_id, RESULTS.c.artifact_sha256, RESULTS.c.artifacts)
+        match = RESULTS.c.result_id.startswith(key, autoescape=True) | (RESULTS.c.job_id == key)
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(*columns).where(match).order_by(RESULTS.c.result_id))
+            return {rid: {"result.json": sha, **json.loads(text)} for rid, sha, text in rows}
+
     def quarantine(self) -> list[Rejection]:
         """Every quarantined input, oldest first."""
         stmt = select(QUARANTINE).order_by(QUARANTINE.c.id)
@@ -259,6 +276,13 @@ def _cause(err: Exception) -> str:
 def _chunks(rows: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
     for start in range(0, len(rows), size):
         yield rows[start : start + size]
+
+
+def _migration_lock(url: URL) -> contextlib.AbstractContextManager[None]:
+    """Two stores opening one new SQLite file must not both create its tables."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return contextlib.nullcontext()  # PostgreSQL: an advisory lock; memory: one process
+    return file_lock(Path(f"{url.database}.migrate.lock"))
 
 
 def _engine(url: URL) -> Engine:

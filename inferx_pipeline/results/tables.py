@@ -137,6 +137,7 @@ class QuarantineRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     size_bytes: Mapped[int] = mapped_column(Integer)
     rejected_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    job_id: Mapped[str | None] = mapped_column(String)
 
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]  # declarative tables are Tables

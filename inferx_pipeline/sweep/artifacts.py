@@ -8,17 +8,19 @@ Layout under the artifact directory::
 
 An attempt's manifest names each artifact (``result.json`` the raw client JSON,
 ``server.log``, ``metrics-before.json`` / ``metrics-after.json`` the ``/metrics``
-snapshots, ``server-spec.json`` the spec with secrets redacted) by its sha256. Blobs
-are written to a temp file and renamed into place, so a reader never sees half a blob;
-an attempt number is reserved exclusively, so a rerun always becomes the next attempt.
+snapshots, ``server-spec.json`` the spec with secrets redacted) by its sha256. Every
+file is written crash-safe (``atomic.write_atomic``), so a reader never sees half of
+one; an attempt number is reserved exclusively, so a rerun always becomes the next
+attempt. Reads verify: a blob whose bytes do not hash to its name is corrupt, and a
+manifest that does not parse is skipped and reported (``scan``), never fatal to the
+others. ``quarantine/`` keeps one note per point found damaged (job id and reason).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from inferx_pipeline.errors import StoreError
 from inferx_pipeline.launch.secrets import REDACTED, redact
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.strict import FrozenModel
+from inferx_pipeline.sweep.atomic import write_atomic
 from inferx_pipeline.sweep.status import JobStatus
 
 RESULT = "result.json"
@@ -85,14 +88,9 @@ class ArtifactStore:
         target = self.path(sha)
         if target.exists():
             return sha
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".incoming-")
         try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            Path(tmp).replace(target)  # same content, so a racing writer's copy is identical
+            write_atomic(target, data)  # same content, so a racing writer's copy is identical
         except OSError as err:
-            Path(tmp).unlink(missing_ok=True)
             raise StoreError(f"{target}: cannot write artifact ({err})") from err
         return sha
 
@@ -100,14 +98,35 @@ class ArtifactStore:
         return self.put(text.encode("utf-8"))
 
     def read(self, sha: str) -> bytes:
-        """The blob ``sha``; StoreError when it is missing."""
+        """The blob ``sha``, verified; StoreError when it is missing or its bytes changed."""
         try:
-            return self.path(sha).read_bytes()
+            data = self.path(sha).read_bytes()
         except OSError as err:
             raise StoreError(f"artifact {sha} is not in {self.root} ({err})") from err
+        if sha256_hex(data) != sha:
+            raise StoreError(
+                f"artifact {self.path(sha)} is corrupt: its {len(data)} bytes hash to "
+                f"{sha256_hex(data)[:12]}, not {sha[:12]}"
+            )
+        return data
+
+    def damage(self, manifest: AttemptManifest) -> str | None:
+        """Why some artifact of ``manifest`` cannot be trusted (missing, corrupt); None if none."""
+        for name, sha in sorted(manifest.artifacts.items()):
+            try:
+                self.read(sha)
+            except StoreError as err:
+                return f"{name}: {err}"
+        return None
 
     def _attempt_dir(self, fingerprint: str, conc: int) -> Path:
         return self.root / "attempts" / fingerprint / f"c{conc}"
+
+    def manifest_path(self, manifest: AttemptManifest) -> Path:
+        """Where ``manifest`` is (or would be) recorded."""
+        return (
+            self._attempt_dir(manifest.fingerprint, manifest.conc) / f"{manifest.attempt:04d}.json"
+        )
 
     def begin_attempt(self, fingerprint: str, conc: int) -> int:
         """Reserve and return the next attempt number of (fingerprint, conc).
@@ -131,27 +150,96 @@ class ArtifactStore:
         Raises StoreError when that attempt already has a manifest.
         """
         directory = self._attempt_dir(manifest.fingerprint, manifest.conc)
-        target = directory / f"{manifest.attempt:04d}.json"
+        target = self.manifest_path(manifest)
         try:
-            with target.open("x", encoding="utf-8") as out:
-                out.write(manifest.model_dump_json(indent=2))
+            write_atomic(target, manifest.model_dump_json(indent=2).encode(), exclusive=True)
         except FileExistsError as err:
             raise StoreError(f"{target}: attempt already recorded; begin a new attempt") from err
+        except OSError as err:
+            raise StoreError(f"{target}: cannot write the attempt manifest ({err})") from err
         (directory / f"{manifest.attempt:04d}.pending").unlink(missing_ok=True)
         return manifest
 
     def attempts(self, fingerprint: str, conc: int) -> list[AttemptManifest]:
-        """Every attempt at (fingerprint, conc), oldest first."""
+        """Every readable attempt at (fingerprint, conc), oldest first."""
         directory = self._attempt_dir(fingerprint, conc)
-        return [_load(p) for p in sorted(directory.glob("*.json"))]
+        return _readable(sorted(directory.glob("*.json")))
 
     def all_attempts(self) -> Iterator[AttemptManifest]:
-        """Every manifest in the store (any job), in path order."""
-        yield from (_load(p) for p in sorted((self.root / "attempts").glob("*/c*/*.json")))
+        """Every readable manifest in the store (any job), in path order; see ``scan``."""
+        yield from _readable(self._manifest_paths())
+
+    def scan(self) -> tuple[list[AttemptManifest], list[Damaged]]:
+        """Every manifest, split into the readable ones and the damaged ones (with why)."""
+        good: list[AttemptManifest] = []
+        bad: list[Damaged] = []
+        for path in self._manifest_paths():
+            loaded = _load(path)
+            if isinstance(loaded, AttemptManifest):
+                good.append(loaded)
+            else:
+                bad.append(loaded)
+        return good, bad
+
+    def _manifest_paths(self) -> list[Path]:
+        return sorted((self.root / "attempts").glob("*/c*/*.json"))
+
+    def quarantine(self, note: Damaged) -> Path:
+        """Record that ``note``'s point was found damaged (idempotent per path and reason)."""
+        key = sha256_hex(f"{note.path}\0{note.reason}".encode())[:16]
+        target = self.root / "quarantine" / f"{key}.json"
+        try:
+            write_atomic(target, note.model_dump_json(indent=1).encode())
+        except OSError as err:
+            raise StoreError(f"{target}: cannot write a quarantine note ({err})") from err
+        return target
+
+    def quarantined(self) -> list[Damaged]:
+        """Every quarantine note, in path order (unreadable notes are skipped)."""
+        notes = []
+        for path in sorted((self.root / "quarantine").glob("*.json")):
+            try:
+                notes.append(Damaged.model_validate_json(path.read_bytes()))
+            except (OSError, ValidationError):
+                continue  # a note is a report, not evidence: a torn one is simply absent
+        return notes
 
 
-def _load(path: Path) -> AttemptManifest:
+class Damaged(FrozenModel):
+    """A point whose manifest or artifacts cannot be trusted, and why."""
+
+    path: str = Field(description="The manifest file (or the artifact) that is damaged.")
+    job_id: str | None = Field(description="The point's job id, when it can still be read.")
+    sha256: str = Field(description="sha256 of the damaged file's bytes (or the expected hash).")
+    reason: str
+
+
+_JOB_ID = re.compile(rb'"job_id"\s*:\s*"([^"]+)"')
+
+
+def _load(path: Path) -> AttemptManifest | Damaged:
     try:
-        return AttemptManifest.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError) as err:
-        raise StoreError(f"{path}: not an attempt manifest ({err}); move it aside") from err
+        data = path.read_bytes()
+    except OSError as err:
+        return Damaged(path=str(path), job_id=None, sha256="", reason=f"unreadable: {err}")
+    try:
+        return AttemptManifest.model_validate_json(data)
+    except ValidationError as err:
+        # A torn manifest may still name its job in the bytes that survived.
+        found = _JOB_ID.search(data)
+        return Damaged(
+            path=str(path),
+            job_id=found.group(1).decode(errors="replace") if found else None,
+            sha256=sha256_hex(data),
+            reason=f"not an attempt manifest ({len(data)} bytes): {_first_error(err)}",
+        )
+
+
+def _first_error(err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _readable(paths: list[Path]) -> list[AttemptManifest]:
+    return [m for m in map(_load, paths) if isinstance(m, AttemptManifest)]

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.bench.validity import ValidityRules, load_rules
-from inferx_pipeline.errors import InferxError
+from inferx_pipeline.errors import InferxError, StoreError
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest
+from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest, Damaged
 from inferx_pipeline.sweep.backends import BackendSource, SweepBackend
 from inferx_pipeline.sweep.groups import ServerGroup, group_jobs
 from inferx_pipeline.sweep.lifecycle import GroupContext, GroupRun, GroupTarget
@@ -169,12 +169,27 @@ def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:
     hit = ctx.reuse.lookup(ctx.identity(job, digest))
     if hit is None:
         return False
+    try:
+        result = _stored_result(ctx.store, hit)
+    except StoreError as err:  # a missing or corrupt artifact: quarantine it, measure again
+        ctx.store.quarantine(
+            Damaged(
+                path=str(ctx.store.manifest_path(hit)),
+                job_id=job.job_id,
+                sha256=hit.artifacts.get(RESULT, ""),
+                reason=str(err),
+            )
+        )
+        return False
     outcome = JobOutcome.of(job, "reused", f"reused attempt {hit.attempt} of run {hit.run_id}")
-    outcome = outcome.model_copy(update={"manifest": hit, "result": _stored_result(ctx.store, hit)})
+    outcome = outcome.model_copy(update={"manifest": hit, "result": result})
     ctx.progress.point_finished(outcome)
     return True
 
 
 def _stored_result(store: ArtifactStore, manifest: AttemptManifest) -> RawResult | None:
+    """The attempt's result, every artifact verified first; StoreError when any is damaged."""
+    if (damage := store.damage(manifest)) is not None:
+        raise StoreError(damage)
     sha = manifest.artifacts.get(RESULT)
     return RawResult.model_validate_json(store.read(sha)) if sha else None

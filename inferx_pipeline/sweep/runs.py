@@ -14,6 +14,7 @@ from pydantic import Field, ValidationError
 
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.strict import FrozenModel
+from inferx_pipeline.sweep.atomic import write_atomic
 from inferx_pipeline.sweep.report import SweepReport
 from inferx_pipeline.sweep.status import JobStatus
 
@@ -60,9 +61,7 @@ def save_run(report: SweepReport, artifacts_root: Path) -> Path:
     )
     path = _path(artifacts_root, report.run_id)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("x", encoding="utf-8") as out:
-            out.write(record.model_dump_json(indent=1))
+        write_atomic(path, record.model_dump_json(indent=1).encode(), exclusive=True)
     except OSError as err:
         raise StoreError(f"{path}: cannot record sweep run {report.run_id} ({err})") from err
     return path

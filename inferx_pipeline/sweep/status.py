@@ -108,8 +108,15 @@ def judge(result: RawResult, *, target_al: float | None, policy: SweepPolicy) ->
                 + (f"; first error: {first}" if first else ""),
             ),
         )
-    reasons = _invalid_reasons(result, target_al, policy)
+    reasons = _invalid_reasons(result, target_al, policy) + _client_reasons(result)
     return Verdict(status="result-invalid", reasons=reasons) if reasons else Verdict(status="ok")
+
+
+def _client_reasons(result: RawResult) -> tuple[str, ...]:
+    # The client judged its own run (too short, lengths off, saturated): its word stands.
+    if result.valid:
+        return ()
+    return tuple(f"client: {r}" for r in result.invalid_reasons) or ("client: marked invalid",)
 
 
 def _invalid_reasons(

@@ -16,10 +16,22 @@ from inferx_pipeline.sweep.backends import SweepBackend, simulator_backend
 from inferx_pipeline.sweep.report import SweepOptions
 from inferx_pipeline.sweep.status import SweepPolicy, load_policy
 from tests.engines.jobs import recipe_jobs
+from tests.smoke import smoke_root
 
 SEED = "qwen3.827b-bf16-mi325x-vllm-mtp"  # 8 jobs, one group, synthetic AL 2.51
 FAST_SIM = SimOptions(load_time_s=0, time_scale=0.001, startup_timeout_s=60)
 FAST = SweepOptions(num_prompts=1, think_time_scale=0, max_turns=1)
+
+
+@pytest.fixture(scope="session")
+def _smoke_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return smoke_root(tmp_path_factory.mktemp("smoke") / "root")
+
+
+@pytest.fixture(autouse=True)
+def _millisecond_points_are_valid(_smoke_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The client judges its own runs and the sweep honours that; these points last ms.
+    monkeypatch.setenv("INFERX_ROOT", str(_smoke_root))
 
 
 @pytest.fixture(scope="session")

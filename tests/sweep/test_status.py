@@ -34,7 +34,9 @@ def _result(fail_every: int = 0, prompts: int = 40) -> RawResult:
     def fail(request: Request) -> bool:
         return bool(fail_every) and request.index % fail_every == 0
 
-    return asyncio.run(run_benchmark(config, sender=FakeSender(fail=fail)))
+    result = asyncio.run(run_benchmark(config, sender=FakeSender(fail=fail)))
+    # These tests judge the sweep policy alone: the client's own verdict is taken as valid.
+    return result.model_copy(update={"valid": True, "invalid_reasons": []})
 
 
 def _with_al(result: RawResult, al: float, drafts: float = 1000) -> RawResult:
@@ -107,3 +109,14 @@ def test_errors_map_to_statuses() -> None:
     assert answered.status == "health-never-ready"
     assert failure_from_error(PreflightError("p"), "preflight").status == "image-preflight-failed"
     assert failure_from_error(LaunchError("pull refused"), "start").status == "launch-failed"
+
+
+def test_a_run_the_client_marked_invalid_is_result_invalid_with_its_reasons(
+    policy: SweepPolicy,
+) -> None:
+    invalid = _result().model_copy(
+        update={"valid": False, "invalid_reasons": ["measured for 0.01 s, less than 10 s"]}
+    )
+    verdict = judge(invalid, target_al=None, policy=policy)
+    assert verdict.status == "result-invalid"
+    assert verdict.reasons == ("client: measured for 0.01 s, less than 10 s",)

@@ -27,6 +27,9 @@ SCENARIOS: dict[str, Scenario] = {
     "agentic": "agentic-coding",
 }
 RUN_KEYS = ("run_id", "attempt", "simulated", "official")
+# The sweep names each sibling artifact of a result in its metadata as "artifact:<name>".
+ARTIFACT_PREFIX = "artifact:"
+RESULT_ARTIFACT = "result.json"
 
 
 class InferxImporter:
@@ -49,6 +52,7 @@ class InferxImporter:
             artifact_sha256=artifact_sha256,
             default_official=False,
         )
+        run = run.model_copy(update={"artifacts": artifact_hashes(meta, artifact_sha256)})
         return normalize(payload, identity, run, artifact_sha256=artifact_sha256, source=self.kind)
 
 
@@ -68,3 +72,13 @@ def _from_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def _identity_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {k: meta[k] for k in IDENTITY_FIELDS if k in meta}
+
+
+def artifact_hashes(meta: Mapping[str, Any], result_sha256: str) -> dict[str, str]:
+    """Artifact name -> sha256 of the point's blobs: the result itself and its siblings."""
+    siblings = {
+        key.removeprefix(ARTIFACT_PREFIX): value
+        for key, value in meta.items()
+        if key.startswith(ARTIFACT_PREFIX) and isinstance(value, str)
+    }
+    return {**siblings, RESULT_ARTIFACT: result_sha256}
