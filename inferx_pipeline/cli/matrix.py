@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.selection import pop_selection, selection_options
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.build import MatrixRequest, checked_matrix
 from inferx_pipeline.matrix.render import render
 from inferx_pipeline.settings import Settings
 
@@ -31,7 +32,7 @@ def _revisions(
 @click.option("--new-vs", type=click.Path(path_type=Path), help="Previous --format json file.")
 @click.option("--changelog", type=click.Path(path_type=Path), help="InferenceX changelog.")
 @click.option("--changelog-last", default=1, show_default=True, help="Changelog entries.")
-@click.option("--evals/--no-evals", default=False, show_default=True, help="Add eval jobs.")
+@eval_flags
 @click.option("--policy/--no-policy", default=True, show_default=True, help="Pre-GPU rules.")
 @click.option("--allow-duplicates", is_flag=True, help="Keep identical jobs (InferenceX parity).")
 @click.option(
@@ -46,5 +47,5 @@ def matrix(paths: tuple[Path, ...], fmt: str, **flags: object) -> None:
     selection = pop_selection(flags)
     request = MatrixRequest.model_validate({"paths": paths, "selection": selection, **flags})
     settings = Settings()
-    jobs = build_matrix(request, settings)
-    click.echo(render(jobs, fmt, cached_catalog(settings.catalog_dir)))  # type: ignore[arg-type]  # click.Choice limits fmt
+    matrix = checked_matrix(request, settings)
+    click.echo(render(matrix, fmt, cached_catalog(settings.catalog_dir)))  # type: ignore[arg-type]  # click.Choice limits fmt

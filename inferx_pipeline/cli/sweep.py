@@ -14,9 +14,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.launch_flags import launch_options, pop_launcher, pop_sweep_options
 from inferx_pipeline.cli.selection import pop_selection, selection_options
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.console import RichProgress, counts_line, summary_table
@@ -26,14 +28,14 @@ from inferx_pipeline.sweep.status import load_policy
 
 @click.command()
 @selection_options
-@click.option("--evals/--no-evals", default=False, show_default=True, help="Add eval jobs.")
+@eval_flags
 @launch_options
 @click.option("--fail-fast", is_flag=True, help="Cancel the rest after the first failure.")
 @click.option("--point-deadline-s", type=float, default=None, help="Cut one point after this.")
 @click.option("--artifacts-dir", type=click.Path(path_type=Path), default=None)
 def sweep(
     paths: tuple[Path, ...],
-    evals: bool,
+    evals: EvalMode,
     artifacts_dir: Path | None,
     **flags: object,
 ) -> None:

@@ -7,15 +7,18 @@ one library call behind the command (and the Dagster ``sweep_matrix`` asset).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.matrix import changes
-from inferx_pipeline.matrix.evals import load_eval_policies
+from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
 from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.matrix.select import Selection, select
@@ -38,7 +41,11 @@ class MatrixRequest(FrozenModel):
     )
     changelog: Path | None = Field(default=None, description="InferenceX perf-changelog.yaml.")
     changelog_last: int = Field(default=1, ge=1, description="Changelog entries to use.")
-    evals: bool = Field(default=False, description="Add eval jobs by the eval policy.")
+    evals: EvalMode = Field(
+        default="none",
+        description="Eval jobs by the eval policy: none, default, evals-only or all "
+        "(the last two run eval jobs only).",
+    )
     policy: bool = Field(default=True, description="Run the pre-GPU policy rules on load.")
     allow_duplicates: bool = Field(
         default=False, description="Keep identical jobs (InferenceX parity) instead of failing."
@@ -46,10 +53,15 @@ class MatrixRequest(FrozenModel):
 
 
 def build_matrix(request: MatrixRequest, settings: Settings) -> list[BenchmarkJob]:
-    """Selected jobs of ``request``; RecipeError (exit 2) listing every invalid recipe."""
+    """Jobs of ``request`` a sweep runs; RecipeError (exit 2) listing every invalid recipe."""
+    return checked_matrix(request, settings).jobs
+
+
+def checked_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
+    """``load_matrix``, but RecipeError (exit 2) listing every invalid recipe."""
     loaded = load_matrix(request, settings)
     loaded.recipes.raise_for_errors()
-    return loaded.jobs
+    return loaded
 
 
 @dataclass(frozen=True)
@@ -57,7 +69,18 @@ class LoadedMatrix:
     """Every recipe as loaded (errors included) and the selected jobs of the valid ones."""
 
     recipes: LoadResult
-    jobs: list[BenchmarkJob]
+    selected: list[BenchmarkJob]
+    evals: EvalMode
+    eval_only: bool
+
+    @cached_property
+    def jobs(self) -> list[BenchmarkJob]:
+        """The jobs a sweep runs: the selected ones, or only their eval jobs (eval-only)."""
+        return runnable(self.selected, self.eval_only)
+
+    def inferencex_rows(self) -> list[dict[str, Any]]:
+        """The selected jobs as InferenceX's generator rows (eval fields for ``evals``)."""
+        return inferencex_rows(self.selected, evals=self.evals, eval_only=self.eval_only)
 
 
 def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
@@ -74,16 +97,19 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
         golden=golden,
         run_policy=request.policy,
     )
+    policies = load_eval_policies(settings.catalog_dir) if request.evals != "none" else None
     jobs = expand(
         loaded.recipes,
         golden=golden,
         catalog=catalog,
         evals=request.evals,
         runners=cached_runners(settings.catalog_dir),
-        eval_policies=load_eval_policies(settings.catalog_dir) if request.evals else None,
+        eval_policies=policies,
         duplicates="keep" if request.allow_duplicates else "error",
     )
-    return LoadedMatrix(loaded, select(jobs, _resolved(request, loaded.recipes, settings)))
+    selected = select(jobs, _resolved(request, loaded.recipes, settings))
+    eval_only = policies is not None and policies.eval_only(request.evals)
+    return LoadedMatrix(loaded, selected, request.evals, eval_only)
 
 
 def _resolved(request: MatrixRequest, loaded: list[LoadedRecipe], settings: Settings) -> Selection:

@@ -1,8 +1,11 @@
-"""Accuracy-eval selection: which benchmark jobs also get an eval job, by a policy in data.
+"""Accuracy-eval selection: which benchmark jobs also get an eval job, by policy data.
 
-Policies live in ``catalog/eval-policy.yaml``. An eval job is a copy of its benchmark job
-with ``run_eval=True``, real acceptance (no synthetic AL) and the eval max-num-seqs; it
-follows its benchmark job in the matrix.
+Policies live in ``catalog/eval-policy.yaml`` (the file's header explains the rules). A
+request names an ``EvalMode``: ``none`` (no evals), ``default`` (InferenceX's default
+selection), ``evals-only`` and ``all`` (its ``--evals-only`` and ``--all-evals``). An eval
+job is a copy of its benchmark job with ``run_eval=True``, real acceptance (no synthetic
+AL) and the eval max-num-seqs; it follows its benchmark job in the matrix. In the
+policy's eval-only modes only the eval jobs run (``runnable``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import CatalogError, MatrixError
@@ -22,7 +25,12 @@ from inferx_pipeline.strict import FrozenModel
 
 EVAL_POLICY_FILE = "eval-policy.yaml"
 
-# Group-by keys a policy may name -> how to read them from a job.
+EvalMode = Literal["none", "default", "evals-only", "all"]
+SelectingMode = Literal["default", "evals-only", "all"]
+Pick = Literal["median", "highest", "first-highest", "each-conc", "every"]
+Topology = Literal["single-node", "multinode"]
+
+# Group-by keys a rule may name -> how to read them from a job.
 GROUP_KEYS: dict[str, Callable[[BenchmarkJob], object]] = {
     "model": lambda job: job.model.hf_id,
     "runner": lambda job: job.runner,
@@ -34,30 +42,80 @@ GROUP_KEYS: dict[str, Callable[[BenchmarkJob], object]] = {
     "osl": lambda job: job.osl,
     "spec-decoding": lambda job: job.spec.arm,
     "dp-attn": lambda job: job.parallel.dp_attn if job.parallel is not None else None,
+    "server": lambda job: job.server_key,
 }
 
 
-class EvalPolicy(FrozenModel):
-    """One named eval-selection rule."""
+class EvalRule(FrozenModel):
+    """How jobs of one scenario and topology are picked for an eval."""
 
-    source: str = Field(description="Where the rule comes from.")
-    scenarios: tuple[ScenarioKind, ...] = Field(description="Scenarios that get evals.")
-    seq_lens: tuple[tuple[int, int], ...] = Field(
-        alias="seq-lens", description="(isl, osl) pairs that get evals (fixed-seq-len)."
+    scenario: ScenarioKind = Field(description="Scenario the rule applies to.")
+    topology: Topology = Field(description="single-node or multinode jobs.")
+    seq_lens: tuple[tuple[int, int], ...] | None = Field(
+        default=None,
+        alias="seq-lens",
+        description="(isl, osl) pairs that get evals (fixed-seq-len); none = every one.",
     )
-    min_conc: int = Field(alias="min-conc", ge=1, description="Lowest eligible concurrency.")
-    group_by: tuple[str, ...] = Field(alias="group-by", description="Single-node group keys.")
-    single_node_picks: tuple[Literal["median", "max"], ...] = Field(
-        alias="single-node-picks", description="Concurrencies picked in each single-node group."
+    min_conc: int = Field(default=1, alias="min-conc", ge=1, description="Lowest eligible conc.")
+    group_by: tuple[str, ...] = Field(
+        default=(), alias="group-by", description="Job keys that form one group; () = one group."
     )
-    multinode_pick: Literal["max"] = Field(
-        alias="multinode-pick", description="Concurrency picked per multinode server."
-    )
+    picks: tuple[Pick, ...] = Field(min_length=1, description="Which jobs of a group get evals.")
+
+    def applies_to(self, job: BenchmarkJob) -> bool:
+        """True when ``job`` has this rule's scenario and topology."""
+        topology: Topology = "multinode" if job.multinode else "single-node"
+        return job.scenario == self.scenario and topology == self.topology
+
+    def eligible(self, job: BenchmarkJob) -> bool:
+        """True when ``job`` (of this rule's kind) passes the seq-len and conc filters."""
+        if job.conc < self.min_conc:
+            return False
+        return self.seq_lens is None or (job.isl, job.osl) in self.seq_lens
+
+
+class EvalModes(FrozenModel):
+    """The rules of each selecting mode; at most one rule per scenario and topology."""
+
+    default: tuple[EvalRule, ...] = Field(description="inferx matrix --evals.")
+    evals_only: tuple[EvalRule, ...] = Field(alias="evals-only", description="--evals-only.")
+    all: tuple[EvalRule, ...] = Field(description="--all-evals.")
+
+    @model_validator(mode="after")
+    def _one_rule_per_kind(self) -> EvalModes:
+        for mode in ("default", "evals-only", "all"):
+            kinds = [(r.scenario, r.topology) for r in self.rules(mode)]
+            repeated = sorted({kind for kind in kinds if kinds.count(kind) > 1})
+            if repeated:
+                raise ValueError(f"{mode}: more than one rule for {repeated}")
+        return self
+
+    def rules(self, mode: SelectingMode) -> tuple[EvalRule, ...]:
+        """The rules of ``mode``."""
+        return {"default": self.default, "evals-only": self.evals_only, "all": self.all}[mode]
+
+    def rule_for(self, job: BenchmarkJob, mode: SelectingMode) -> tuple[int, EvalRule] | None:
+        """(index, rule) of the rule of ``mode`` that applies to ``job``; None = no evals."""
+        for index, rule in enumerate(self.rules(mode)):
+            if rule.applies_to(job):
+                return index, rule
+        return None
+
+
+class EvalPolicy(FrozenModel):
+    """One named eval-selection policy: rules per mode."""
+
+    source: str = Field(description="Where the rules come from.")
+    modes: EvalModes = Field(description="Rules per selecting mode.")
 
 
 class EvalPolicies(FrozenModel):
-    """Every eval policy, by name."""
+    """Every eval policy, by name, and the modes that run evals only."""
 
+    source: str = Field(description="Where the policies come from.")
+    eval_only_modes: tuple[SelectingMode, ...] = Field(
+        alias="eval-only-modes", description="Modes that run only the eval jobs."
+    )
     policies: dict[str, EvalPolicy]
 
     def policy(self, name: str) -> EvalPolicy:
@@ -70,63 +128,85 @@ class EvalPolicies(FrozenModel):
                 f"known: {', '.join(sorted(self.policies))}"
             ) from err
 
+    def eval_only(self, mode: EvalMode) -> bool:
+        """True when ``mode`` runs the eval jobs only (no throughput points)."""
+        return mode in self.eval_only_modes
+
 
 def load_eval_policies(catalog_dir: Path) -> EvalPolicies:
     """Read ``catalog_dir/eval-policy.yaml``; CatalogError naming the file if invalid."""
     path = catalog_dir / EVAL_POLICY_FILE
     policies = read_model(path, EvalPolicies, "eval policies")
     for name, policy in policies.policies.items():
-        unknown = set(policy.group_by) - set(GROUP_KEYS)
-        if unknown:
-            raise CatalogError(
-                f"{path}: policies.{name}.group-by: unknown keys {sorted(unknown)}; "
-                f"valid: {', '.join(sorted(GROUP_KEYS))}"
-            )
+        for mode in ("default", "evals-only", "all"):
+            for index, rule in enumerate(policy.modes.rules(mode)):
+                unknown = set(rule.group_by) - set(GROUP_KEYS)
+                if unknown:
+                    raise CatalogError(
+                        f"{path}: policies.{name}.modes.{mode}[{index}].group-by: unknown "
+                        f"keys {sorted(unknown)}; valid: {', '.join(sorted(GROUP_KEYS))}"
+                    )
     return policies
 
 
 def eval_picks(
-    jobs: Sequence[BenchmarkJob], policies: EvalPolicies, modes: Mapping[str, str | None]
+    jobs: Sequence[BenchmarkJob],
+    policies: EvalPolicies,
+    recipe_policies: Mapping[str, str | None],
+    mode: SelectingMode,
 ) -> set[int]:
-    """Indices of the benchmark jobs the policies select for an eval.
+    """Indices of the benchmark jobs selected for an eval in ``mode``.
 
-    ``modes`` maps recipe id -> policy name, or None for recipes that never run evals.
+    ``recipe_policies`` maps recipe id -> policy name, or None for recipes that never
+    run evals.
     """
-    single: dict[tuple[object, ...], list[int]] = defaultdict(list)
-    multi: dict[tuple[str, str], list[int]] = defaultdict(list)
+    groups: dict[tuple[object, ...], list[int]] = defaultdict(list)
+    rules: dict[tuple[object, ...], EvalRule] = {}
     for index, job in enumerate(jobs):
-        name = modes.get(job.recipe_id)
+        name = recipe_policies.get(job.recipe_id)
         if name is None or job.run_eval:
             continue
-        policy = policies.policy(name)
-        if not _eligible(job, policy):
+        found = policies.policy(name).modes.rule_for(job, mode)
+        if found is None or not found[1].eligible(job):
             continue
-        if job.multinode:
-            multi[(name, job.server_key)].append(index)
-        else:
-            key = (name, *(GROUP_KEYS[k](job) for k in policy.group_by))
-            single[key].append(index)
+        rule_index, rule = found
+        key = (name, rule_index, *(GROUP_KEYS[k](job) for k in rule.group_by))
+        groups[key].append(index)
+        rules[key] = rule
     picked: set[int] = set()
-    for key, indices in single.items():
-        picked |= _single_picks(jobs, indices, policies.policy(str(key[0])))
-    for indices in multi.values():
-        picked.add(max(indices, key=lambda i: jobs[i].conc))
+    for key, indices in groups.items():
+        for pick in rules[key].picks:
+            picked |= _PICKS[pick]([jobs[i].conc for i in indices], indices)
     return picked
 
 
-def _eligible(job: BenchmarkJob, policy: EvalPolicy) -> bool:
-    if job.scenario not in policy.scenarios or job.conc < policy.min_conc:
-        return False
-    return job.scenario != "fixed-seq-len" or (job.isl, job.osl) in policy.seq_lens
+def _at(target: Callable[[list[int]], int]) -> Callable[[list[int], list[int]], set[int]]:
+    def pick(concs: list[int], indices: list[int]) -> set[int]:
+        chosen = target(sorted(set(concs)))
+        return {i for i, conc in zip(indices, concs, strict=True) if conc == chosen}
+
+    return pick
 
 
-def _single_picks(jobs: Sequence[BenchmarkJob], indices: list[int], policy: EvalPolicy) -> set[int]:
-    concs = sorted({jobs[i].conc for i in indices})
-    targets = {
-        concs[len(concs) // 2] if pick == "median" else concs[-1]
-        for pick in policy.single_node_picks
-    }
-    return {i for i in indices if jobs[i].conc in targets}
+def _first_highest(concs: list[int], indices: list[int]) -> set[int]:
+    # max() keeps the first of equal values: the earliest job in matrix order.
+    return {max(zip(indices, concs, strict=True), key=lambda pair: pair[1])[0]}
+
+
+def _each_conc(concs: list[int], indices: list[int]) -> set[int]:
+    first: dict[int, int] = {}
+    for index, conc in zip(indices, concs, strict=True):
+        first.setdefault(conc, index)
+    return set(first.values())
+
+
+_PICKS: dict[Pick, Callable[[list[int], list[int]], set[int]]] = {
+    "median": _at(lambda concs: concs[len(concs) // 2]),
+    "highest": _at(lambda concs: concs[-1]),
+    "first-highest": _first_highest,
+    "each-conc": _each_conc,
+    "every": lambda concs, indices: set(indices),
+}
 
 
 def eval_job(job: BenchmarkJob) -> BenchmarkJob:
@@ -141,13 +221,21 @@ def eval_job(job: BenchmarkJob) -> BenchmarkJob:
 
 
 def with_evals(
-    jobs: Sequence[BenchmarkJob], policies: EvalPolicies, modes: Mapping[str, str | None]
+    jobs: Sequence[BenchmarkJob],
+    policies: EvalPolicies,
+    recipe_policies: Mapping[str, str | None],
+    mode: SelectingMode,
 ) -> list[BenchmarkJob]:
-    """``jobs`` with each selected job followed by its eval twin."""
-    picked = eval_picks(jobs, policies, modes)
+    """``jobs`` with each job selected in ``mode`` followed by its eval twin."""
+    picked = eval_picks(jobs, policies, recipe_policies, mode)
     out: list[BenchmarkJob] = []
     for index, job in enumerate(jobs):
         out.append(job)
         if index in picked:
             out.append(eval_job(job))
     return out
+
+
+def runnable(jobs: Sequence[BenchmarkJob], eval_only: bool) -> list[BenchmarkJob]:
+    """The jobs a sweep runs: only the eval jobs when ``eval_only``, else all of them."""
+    return [job for job in jobs if job.run_eval or not eval_only]

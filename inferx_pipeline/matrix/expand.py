@@ -18,7 +18,7 @@ from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError, MatrixError
 from inferx_pipeline.golden import GoldenRegistry, ThinkingMode
 from inferx_pipeline.matrix import naming
-from inferx_pipeline.matrix.evals import EvalPolicies, with_evals
+from inferx_pipeline.matrix.evals import EvalMode, EvalPolicies, with_evals
 from inferx_pipeline.matrix.job import (
     BenchmarkJob,
     JobClient,
@@ -70,16 +70,16 @@ def expand(
     *,
     golden: GoldenRegistry,
     catalog: Catalog,
-    evals: bool = False,
+    evals: EvalMode = "none",
     runners: RunnerCatalog | None = None,
     eval_policies: EvalPolicies | None = None,
     duplicates: Duplicates = "error",
 ) -> list[BenchmarkJob]:
-    """Every benchmark job of ``recipes`` (plus eval jobs when ``evals``), in a fixed order.
+    """Every benchmark job of ``recipes`` (plus the eval jobs of mode ``evals``), in order.
 
     ``runners`` supplies runner-label facts for agentic ``kv-offloading: dram`` arms;
-    ``eval_policies`` the eval selection (required when ``evals``). Identical jobs (same
-    fingerprint and concurrency) are a MatrixError naming both jobs' recipes, unless
+    ``eval_policies`` the eval selection (required unless ``evals`` is ``none``). Identical
+    jobs (same fingerprint and concurrency) are a MatrixError naming both jobs' recipes, unless
     ``duplicates="keep"`` (InferenceX parity: its configs hold a few such rows).
     Raises GoldenCurveError for an unresolvable synthetic AL, MatrixError otherwise.
     """
@@ -89,10 +89,12 @@ def expand(
     for item in recipes:
         recipe, path = (item, "") if isinstance(item, Recipe) else (item.recipe, str(item.source))
         jobs.extend(_recipe_jobs(recipe, path, ctx))
-    if evals:
+    if evals != "none":
         if eval_policies is None:
-            raise MatrixError("expand(evals=True) needs eval_policies (catalog/eval-policy.yaml)")
-        jobs = with_evals(jobs, eval_policies, _eval_modes(recipes))
+            raise MatrixError(
+                f"expand(evals={evals!r}) needs eval_policies (catalog/eval-policy.yaml)"
+            )
+        jobs = with_evals(jobs, eval_policies, _eval_policies(recipes), evals)
     if duplicates == "error":
         check_unique(jobs)
     return jobs
@@ -119,7 +121,7 @@ def check_unique(jobs: Sequence[BenchmarkJob]) -> None:
         )
 
 
-def _eval_modes(recipes: Iterable[Recipe | SourcedRecipe]) -> dict[str, str | None]:
+def _eval_policies(recipes: Iterable[Recipe | SourcedRecipe]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for item in recipes:
         recipe = item if isinstance(item, Recipe) else item.recipe

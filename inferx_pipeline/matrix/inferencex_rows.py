@@ -1,16 +1,23 @@
 """Jobs -> InferenceX matrix rows (the JSON its generator emits), for parity and hand-off.
 
 Single-node rows carry one concurrency; multinode fixed-seq-len rows carry the list of
-concurrencies of one server (InferenceX runs them in one allocation); multinode agentic
-rows carry ``[conc]``. ``run-eval`` is true on a benchmark row whose job has an eval twin;
-eval jobs themselves are not rows.
+concurrencies of one search-space row (InferenceX runs them in one allocation); multinode
+agentic rows carry ``[conc]``. ``run-eval`` is true on a row whose job has an eval twin;
+eval jobs themselves are not rows. Fixed-seq-len rows always carry ``run-eval``, agentic
+rows only when evals were selected. A multinode eval row names its eval concurrency in
+``eval-conc``. In mode ``all`` the multinode rows of one evaluated server merge into one
+row with the sorted union of concurrencies: fixed-seq-len rows then evaluate each of them
+(``eval-all-concs``), agentic rows the highest (``eval-conc``). Eval-only rows (modes
+that run evals only) are the ``run-eval`` rows, each with ``eval-only: true``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.recipes.scenarios import Component, Worker
 
@@ -98,23 +105,71 @@ def job_row(job: BenchmarkJob, *, run_eval: bool) -> dict[str, Any]:
     return _tail(job, row)
 
 
-def inferencex_rows(jobs: Sequence[BenchmarkJob]) -> list[dict[str, Any]]:
-    """InferenceX rows for ``jobs``, in job order (multinode fixed rows at first appearance)."""
-    evaluated = {j.job_id.removesuffix(EVAL_SUFFIX) for j in jobs if j.run_eval}
-    rows: list[dict[str, Any]] = []
-    servers: dict[tuple[str, str, str], dict[str, Any]] = {}
+@dataclass(slots=True)
+class _Row:
+    """The jobs of one row: the first gives every field but ``conc``."""
+
+    first: BenchmarkJob
+    merged: bool
+    concs: list[int] = field(default_factory=list)
+    eval_concs: list[int] = field(default_factory=list)
+
+
+def _row_key(job: BenchmarkJob, merged: set[str]) -> tuple[str, ...] | None:
+    if job.server_key in merged:
+        return (job.server_key,)
+    if job.multinode and job.scenario == "fixed-seq-len":
+        return (job.recipe_id, job.label, job.server_key)
+    return None
+
+
+def _grouped(jobs: Sequence[BenchmarkJob], evals: EvalMode) -> list[_Row]:
+    twins = {j.job_id.removesuffix(EVAL_SUFFIX) for j in jobs if j.run_eval}
+    merged: set[str] = set()
+    if evals == "all":  # a twin's own server key differs (real acceptance): use its job's
+        merged = {j.server_key for j in jobs if j.multinode and j.job_id in twins}
+    rows: list[_Row] = []
+    keyed: dict[tuple[str, ...], _Row] = {}
     for job in jobs:
         if job.run_eval:
             continue
-        run_eval = job.job_id in evaluated
-        if job.multinode and job.scenario == "fixed-seq-len":
-            key = (job.recipe_id, job.label, job.server_key)
-            if key in servers:
-                servers[key]["conc"].append(job.conc)
-                servers[key]["run-eval"] = servers[key]["run-eval"] or run_eval
-                continue
-            servers[key] = job_row(job, run_eval=run_eval)
-            rows.append(servers[key])
-            continue
-        rows.append(job_row(job, run_eval=run_eval))
+        key = _row_key(job, merged)
+        row = keyed.get(key) if key is not None else None
+        if row is None:
+            row = _Row(first=job, merged=job.server_key in merged)
+            rows.append(row)
+            if key is not None:
+                keyed[key] = row
+        row.concs.append(job.conc)
+        if job.job_id in twins:
+            row.eval_concs.append(job.conc)
     return rows
+
+
+def _row_doc(row: _Row, evals: EvalMode, eval_only: bool) -> dict[str, Any]:
+    job = row.first
+    doc = job_row(job, run_eval=bool(row.eval_concs))
+    if job.multinode:
+        doc["conc"] = sorted(set(row.concs)) if row.merged else row.concs
+    if evals != "none":
+        doc["run-eval"] = bool(row.eval_concs)
+    if row.merged and job.scenario == "fixed-seq-len":
+        doc["eval-all-concs"] = True
+    elif job.multinode and row.eval_concs:
+        doc["eval-conc"] = max(row.eval_concs)
+    if eval_only:
+        doc["eval-only"] = True
+    return doc
+
+
+def inferencex_rows(
+    jobs: Sequence[BenchmarkJob], *, evals: EvalMode = "none", eval_only: bool = False
+) -> list[dict[str, Any]]:
+    """InferenceX rows for ``jobs`` (benchmark jobs and their eval twins), in job order.
+
+    ``evals`` is the mode the twins were selected in; ``eval_only`` keeps only the rows
+    with an eval (the benchmark jobs of those rows must still be in ``jobs``). Merged and
+    multinode fixed-seq-len rows appear where their first job does.
+    """
+    rows = [_row_doc(row, evals, eval_only) for row in _grouped(jobs, evals)]
+    return [row for row in rows if row.get("run-eval") or not eval_only]

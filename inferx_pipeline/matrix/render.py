@@ -1,4 +1,5 @@
-"""Job lists as text: table, JSON, CSV (each with the server command line), InferenceX rows.
+"""A matrix as text: its jobs as table, JSON, CSV (each with the server command line), or
+its InferenceX rows (eval fields included).
 
 The command column comes from the job's engine adapter; a framework without an adapter
 yet (or a multinode job) shows why instead of failing the whole listing.
@@ -16,7 +17,7 @@ from typing import Any, Literal
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.base import adapter_for
 from inferx_pipeline.errors import InferxError
-from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
+from inferx_pipeline.matrix.build import LoadedMatrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 
 Format = Literal["table", "json", "csv", "inferencex"]
@@ -64,18 +65,24 @@ def _table(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
     return "\n".join(lines)
 
 
-def _inferencex(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
-    return json.dumps(inferencex_rows(jobs), indent=1)
+def _inferencex(matrix: LoadedMatrix, catalog: Catalog) -> str:
+    return json.dumps(matrix.inferencex_rows(), indent=1)
 
 
-RENDERERS: dict[Format, Callable[[Sequence[BenchmarkJob], Catalog], str]] = {
-    "table": _table,
-    "json": _json,
-    "csv": _csv,
+def _of_jobs(
+    text: Callable[[Sequence[BenchmarkJob], Catalog], str],
+) -> Callable[[LoadedMatrix, Catalog], str]:
+    return lambda matrix, catalog: text(matrix.jobs, catalog)
+
+
+RENDERERS: dict[Format, Callable[[LoadedMatrix, Catalog], str]] = {
+    "table": _of_jobs(_table),
+    "json": _of_jobs(_json),
+    "csv": _of_jobs(_csv),
     "inferencex": _inferencex,
 }
 
 
-def render(jobs: Sequence[BenchmarkJob], fmt: Format, catalog: Catalog) -> str:
-    """``jobs`` as text in format ``fmt``."""
-    return RENDERERS[fmt](jobs, catalog)
+def render(matrix: LoadedMatrix, fmt: Format, catalog: Catalog) -> str:
+    """``matrix`` as text in format ``fmt`` (the jobs it runs; inferencex: all its rows)."""
+    return RENDERERS[fmt](matrix, catalog)
