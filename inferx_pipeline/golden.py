@@ -134,10 +134,36 @@ class GoldenRegistry:
         return self._hashes[name]
 
 
+def _whole_provenance(text: str, data: dict[str, object]) -> dict[str, object]:
+    """``data`` with each top-level plain text value kept whole up to its line's end.
+
+    Provenance is free text such as ``unrecorded (InferenceX #3304)``, where YAML would
+    read `` #3304)`` as a comment and cut the value; a curve file's provenance lines hold
+    no comments, so the rest of such a line belongs to the value.
+    """
+    root = yaml.compose(text, Loader=YAML_LOADER)
+    if not isinstance(root, yaml.MappingNode):
+        return data
+    lines = text.splitlines()
+    out = dict(data)
+    for key, value in root.value:
+        plain = isinstance(value, yaml.ScalarNode) and not value.style  # "" or None: plain
+        if not plain or not isinstance(out.get(key.value), str):
+            continue
+        end = value.end_mark
+        rest = lines[end.line][end.column :] if end.line < len(lines) else ""
+        if rest.lstrip().startswith("#"):
+            out[key.value] = f"{value.value}{rest.rstrip()}"
+    return out
+
+
 def _read_curve(path: Path) -> GoldenCurve:
     try:
-        data = yaml.load(path.read_bytes(), Loader=YAML_LOADER)
-    except (OSError, yaml.YAMLError) as err:
+        text = path.read_text(encoding="utf-8")
+        data = yaml.load(text, Loader=YAML_LOADER)
+        if isinstance(data, dict):
+            data = _whole_provenance(text, data)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         raise GoldenCurveError(f"{path}: cannot read golden curve: {err}") from err
     if not isinstance(data, dict):
         raise GoldenCurveError(f"{path}: expected a mapping of provenance fields and curves")

@@ -7,7 +7,14 @@ Per GPU of a single-node row, at the row's largest concurrency:
   isl + osl + 256 (fixed-seq-len) or the agentic context from catalog/policy.yaml, and
   a GQA layer keeps ceil(kv_heads / tp) heads per GPU (an MLA latent is replicated
   unless dp-attn splits the sequences);
-- budget = HBM GB x gpu-memory-utilization (the recipe's, else the engine default).
+- a speculative setup adds its draft's KV (``draft_kv_layers`` of the target's attention
+  per token) and activation workspace (catalog/gate.yaml ``headroom``);
+- linear-attention (GDN/Mamba) layers keep a fixed state per sequence *slot*
+  (catalog/gate.yaml ``linear_attention``), counted for every slot of max-num-seqs;
+- max-num-seqs is the recipe's (typed, or a flag in ``engine.args``: the last one wins),
+  else the engine's default for its version (catalog/gate.yaml), never the concurrency;
+- budget = HBM GB x gpu-memory-utilization (an ``engine.args`` flag, else the recipe's
+  field, else the engine default).
 
 Errors, with the numbers: the weights plus one full context exceed the budget (the
 server cannot start), or the recipe's explicit max-num-seqs (at that concurrency) x
@@ -25,13 +32,19 @@ from dataclasses import dataclass
 from inferx_pipeline.catalog import ModelArch, Sku
 from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy.argv import recipe_flag
 from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
+from inferx_pipeline.recipes.policy.images import engine_version, version_tuple
 from inferx_pipeline.recipes.scenarios import FixedSeqLen, SingleNodeRow
 from inferx_pipeline.recipes.schema import DRAFT_CHECKPOINT_METHODS, MaxNumSeqsRule, Recipe
 
 GB = 1e9
 # fixed-seq-len jobs run with max-model-len = isl + osl + this (InferenceX).
 MODEL_LEN_PAD = 256
+
+
+_SEQS_FLAGS = ("max-num-seqs", "max-running-requests", "max-batch-size")
+_UTILIZATION_FLAGS = ("gpu-memory-utilization", "mem-fraction-static")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,10 +55,12 @@ class MemoryNeed:
     kv_gb: float
     seqs: int
     context: int
+    state_gb: float = 0.0
+    slots: int = 0
 
     @property
     def total_gb(self) -> float:
-        return self.weights_gb + self.kv_gb
+        return self.weights_gb + self.kv_gb + self.state_gb
 
 
 def _extra_params_b(recipe: Recipe, arch: ModelArch) -> float:
@@ -57,11 +72,27 @@ def _extra_params_b(recipe: Recipe, arch: ModelArch) -> float:
     return 0.0
 
 
-def _seqs(recipe: Recipe, conc: int) -> int:
+def explicit_seqs(recipe: Recipe, conc: int) -> int | None:
+    """The max-num-seqs the recipe gives the engine at ``conc`` (a flag wins), else None."""
+    flag = recipe_flag(recipe.engine.args, _SEQS_FLAGS)
+    if flag is not None and flag.isdigit():
+        return int(flag)
     rule = recipe.engine.max_num_seqs
     if isinstance(rule, MaxNumSeqsRule):
         return rule.for_conc(conc)
-    return rule if rule is not None else conc
+    return rule
+
+
+def _slots(ctx: RuleContext, conc: int) -> int:
+    """Sequence slots the engine holds: the recipe's max-num-seqs, else the engine default."""
+    explicit = explicit_seqs(ctx.recipe, conc)
+    if explicit is not None:
+        return explicit
+    version = engine_version(ctx.data, ctx.recipe.engine.image)
+    default = ctx.data.default_max_num_seqs(
+        ctx.recipe.engine.framework, version_tuple(version) if version else None
+    )
+    return default if default is not None else conc
 
 
 def _kv_bytes_per_token(ctx: RuleContext, arch: ModelArch, row: SingleNodeRow) -> float:
@@ -76,12 +107,16 @@ def _kv_bytes_per_token(ctx: RuleContext, arch: ModelArch, row: SingleNodeRow) -
 
 
 def need_for(
-    ctx: RuleContext, arch: ModelArch, ref: RowRef, row: SingleNodeRow, seqs: int
+    ctx: RuleContext, arch: ModelArch, ref: RowRef, row: SingleNodeRow, seqs: int, slots: int = 0
 ) -> MemoryNeed:
-    """Per-GPU memory need of ``row`` holding ``seqs`` full contexts (CatalogError if unsizable)."""
+    """Per-GPU memory need of ``row`` holding ``seqs`` full contexts in an engine of
+    ``slots`` sequence slots (CatalogError if unsizable)."""
     recipe = ctx.recipe
     params = arch.params_b + _extra_params_b(recipe, arch)
     weights = params * GB * ctx.catalog.weight_bytes_per_param(recipe.model.precision) / row.tp
+    drafting = recipe.speculative.method not in ("none", "ngram")
+    if drafting:
+        weights += ctx.data.headroom.draft_workspace_gb * GB
     block = ref.block
     if isinstance(block, FixedSeqLen):
         context = block.isl + block.osl + MODEL_LEN_PAD
@@ -89,12 +124,24 @@ def need_for(
         context = ctx.data.memory_fit.agentic_context_tokens
     mla_split = arch.attention.kind == "mla" and row.dp_attn
     per_gpu_seqs = math.ceil(seqs / row.tp) if mla_split else seqs
-    kv = per_gpu_seqs * context * _kv_bytes_per_token(ctx, arch, row)
-    return MemoryNeed(weights / GB, kv / GB, seqs, context)
+    per_token = _kv_bytes_per_token(ctx, arch, row)
+    if drafting and arch.full_attention_layers:
+        layers = arch.full_attention_layers + ctx.data.headroom.draft_kv_layers
+        per_token = per_token * layers / arch.full_attention_layers
+    kv = per_gpu_seqs * context * per_token
+    linear = ctx.data.linear_attention.get(recipe.model.family)
+    state = slots * linear.layers * linear.state_mb_per_layer * 1e6 / row.tp if linear else 0.0
+    return MemoryNeed(weights / GB, kv / GB, seqs, context, state / GB, slots)
 
 
 def _utilization(ctx: RuleContext) -> float:
     engine = ctx.recipe.engine
+    flag = recipe_flag(engine.args, _UTILIZATION_FLAGS)
+    if flag is not None:
+        try:
+            return float(flag)
+        except ValueError:
+            pass  # not a number: the engine refuses it at start; the typed field is sized
     if engine.gpu_memory_utilization is not None:
         return engine.gpu_memory_utilization
     defaults = ctx.data.memory_fit.default_gpu_memory_utilization
@@ -102,10 +149,15 @@ def _utilization(ctx: RuleContext) -> float:
 
 
 def _numbers(ctx: RuleContext, sku: Sku, need: MemoryNeed, util: float) -> str:
+    state = (
+        f" + linear-attention state {need.state_gb:.1f} GB for {need.slots} seq slots"
+        if need.state_gb
+        else ""
+    )
     return (
         f"needs {need.total_gb:.1f} GB per GPU (weights {need.weights_gb:.1f} GB + KV cache "
         f"{need.kv_gb:.1f} GB for {need.seqs} seq{'s' if need.seqs != 1 else ''} x "
-        f"{need.context:,} tokens); "
+        f"{need.context:,} tokens{state}); "
         f"{ctx.recipe.sku} has {sku.hbm_gb * util:.1f} GB ({sku.hbm_gb:g} GB HBM x {util:.2f} "
         "gpu-memory-utilization)"
     )
@@ -118,19 +170,21 @@ def _check_row(ctx: RuleContext, arch: ModelArch, sku: Sku, ref: RowRef) -> Find
     util = _utilization(ctx)
     budget = sku.hbm_gb * util
     path = (*ref.path, "tp")
-    start = need_for(ctx, arch, ref, row, 1)
+    conc = max(row.concurrencies())
+    slots = _slots(ctx, conc)
+    start = need_for(ctx, arch, ref, row, 1, slots)
     if start.total_gb > budget:
         return ctx.finding(
             "memory-fit",
             path,
             (
-                f"row {ref.describe()} {_numbers(ctx, sku, start, util)}: the weights and one full "
-                "context do not fit; raise tp or serve a smaller precision"
+                f"row {ref.describe()} {_numbers(ctx, sku, start, util)}: no sequence fits (the "
+                "weights, per-slot state and one full context exceed it); raise tp, lower "
+                "max-num-seqs or serve a smaller precision"
             ),
         )
-    conc = max(row.concurrencies())
-    explicit = ctx.recipe.engine.max_num_seqs is not None
-    need = need_for(ctx, arch, ref, row, _seqs(ctx.recipe, conc))
+    explicit = explicit_seqs(ctx.recipe, conc) is not None
+    need = need_for(ctx, arch, ref, row, min(conc, slots) if not explicit else slots, slots)
     numbers = _numbers(ctx, sku, need, util)
     if need.total_gb > budget and explicit:
         return ctx.finding(
@@ -139,7 +193,7 @@ def _check_row(ctx: RuleContext, arch: ModelArch, sku: Sku, ref: RowRef) -> Find
             (f"row {ref.describe()} {numbers}: raise tp, lower max-num-seqs or concurrency"),
         )
     if need.total_gb > budget:
-        fit = int((budget - start.weights_gb) / (need.kv_gb / need.seqs))
+        fit = int((budget - start.weights_gb - start.state_gb) / (need.kv_gb / need.seqs))
         return ctx.finding(
             "memory-fit",
             path,

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
 from inferx_pipeline.recipes.policy.data import AgenticMtp
@@ -38,7 +40,9 @@ def vendor_kv_offload(ctx: RuleContext) -> list[Finding]:
                     ),
                 )
             )
-        elif vendor_rule is not None and backend.name in vendor_rule.forbidden_backends:
+        elif vendor_rule is not None and backend.name.lower() in {
+            b.lower() for b in vendor_rule.forbidden_backends
+        }:
             assert sku is not None  # vendor_rule comes from the SKU
             out.append(
                 ctx.finding(
@@ -49,6 +53,21 @@ def vendor_kv_offload(ctx: RuleContext) -> list[Finding]:
                         "on "
                         f"{sku.vendor.upper()} SKUs ({ctx.recipe.sku}); use kv-offloading: none or "
                         f"another backend"
+                    ),
+                )
+            )
+        elif (
+            engine := ctx.data.engine_kv_offload.get(ctx.recipe.engine.framework)
+        ) is not None and (backend.name.lower() not in engine.backends):
+            out.append(
+                ctx.finding(
+                    "vendor-kv-offload",
+                    (*ref.path, "kv-offload-backend", "name"),
+                    (
+                        f"got {backend.name!r}; expected a backend the "
+                        f"{ctx.recipe.engine.framework} adapter runs: "
+                        f"{', '.join(engine.backends)} ({engine.source}); another name would "
+                        "run a different backend under this label"
                     ),
                 )
             )
@@ -92,9 +111,27 @@ def agentic_spec_decoding(ctx: RuleContext) -> list[Finding]:
                     ),
                 )
             )
+        steps = _tight_steps(ref.row.concurrencies(), grid.min_conc_step)
+        if steps:
+            out.append(
+                ctx.finding(
+                    "agentic-spec-decoding",
+                    _conc_path(ref),
+                    (
+                        f"got consecutive concurrencies {', '.join(steps)}; expected steps of at "
+                        f"least {grid.min_conc_step} on {ctx.recipe.sku} (catalog/policy.yaml "
+                        "agentic_mtp); drop the in-between points" + _inferencex_runs_it(ctx)
+                    ),
+                )
+            )
     if speculating and grid is not None:
         out.extend(_draft_length(ctx, grid))
     return out
+
+
+def _tight_steps(concs: tuple[int, ...], step: int) -> list[str]:
+    ordered = sorted(concs)
+    return [f"{a}->{b}" for a, b in itertools.pairwise(ordered) if b - a < step]
 
 
 def _draft_length(ctx: RuleContext, grid: AgenticMtp) -> list[Finding]:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError
-from inferx_pipeline.golden import ThinkingMode
+from inferx_pipeline.golden import GoldenCurve, ThinkingMode
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.base import RuleContext
 from inferx_pipeline.recipes.schema import Recipe
@@ -194,6 +194,7 @@ def golden_al_only(ctx: RuleContext) -> list[Finding]:
                 ),
             )
         )
+    out.extend(_curve_identity(ctx, curve))
     mode = served_thinking(ctx.recipe, ctx.catalog)
     if mode is not None and mode in curve.modes():
         try:
@@ -203,6 +204,35 @@ def golden_al_only(ctx: RuleContext) -> list[Finding]:
     warning = ctx.golden.precision_warning(spec.curve, ctx.recipe.model.precision)
     if warning is not None:
         out.append(ctx.finding("golden-al-only", ("speculative", "curve"), warning, "warning"))
+    return out
+
+
+def _curve_identity(ctx: RuleContext, curve: GoldenCurve) -> list[Finding]:
+    # A curve belongs to one draft: its method (catalog/gate.yaml curve_methods says which
+    # of ours measure the same draft) and, when it names one, its draft checkpoint.
+    spec = ctx.recipe.speculative
+    out: list[Finding] = []
+    allowed = ctx.data.curve_methods.get(spec.method, (spec.method,))
+    if curve.method not in allowed:
+        out.append(
+            ctx.finding(
+                "golden-al-only",
+                ("speculative", "method"),
+                f"got method {spec.method}; golden curve {curve.name!r} measured "
+                f"{curve.method}: expected one of {', '.join(allowed)}; name a curve of this "
+                "draft method",
+            )
+        )
+    wanted, got = curve.draft_model, spec.draft_model
+    if wanted is not None and (got is None or got.lower() != wanted.lower()):
+        out.append(
+            ctx.finding(
+                "golden-al-only",
+                ("speculative", "draft-model") if got is not None else ("speculative", "curve"),
+                f"got draft-model {got or '(none)'}; golden curve {curve.name!r} was measured "
+                f"with draft {wanted}: expected {wanted}; use that draft or its own curve",
+            )
+        )
     return out
 
 
