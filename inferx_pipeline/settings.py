@@ -51,6 +51,12 @@ class Settings(BaseSettings):
         default=None, description="Git repository (path or URL) the recipe-change sensor watches."
     )
     recipes_branch: str = Field(default="main", description="Branch of recipes_repo to watch.")
+    code_url: str | None = Field(
+        default=None,
+        description="Web URL of this repository (https://github.com/ORG/REPO): the Dagster UI "
+        "links each asset's code there; default local file references only.",
+    )
+    code_branch: str = Field(default="main", description="Branch code_url links point into.")
 
     @property
     def recipes_dir(self) -> Path:

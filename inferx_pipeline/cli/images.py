@@ -9,7 +9,7 @@ import click
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.runs import dagster_home_option
 from inferx_pipeline.defs.execute import local_instance
-from inferx_pipeline.defs.partitions import IMAGES_NAME, add_images
+from inferx_pipeline.defs.partitions import add_images, images_by_sku, images_name
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.changelog import read_changelog
 from inferx_pipeline.images.config import load_registry_config
@@ -18,46 +18,64 @@ from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import Registries
 from inferx_pipeline.images.tracking import runs_at
 from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
-from inferx_pipeline.matrix.partitions import admits
+from inferx_pipeline.matrix.partitions import admits, cells_at, ladders
 from inferx_pipeline.recipes.loader import LoadedRecipe, load_recipes
 from inferx_pipeline.settings import Settings
 
 
 @click.group()
 def images() -> None:
-    """Image partitions: add engine images to measure, list them."""
+    """Image partitions (per SKU): add engine images to measure, list them."""
 
 
 @images.command()
 @dagster_home_option
 @click.argument("refs", nargs=-1, required=True)
 def add(dagster_home: Path | None, refs: tuple[str, ...]) -> None:
-    """Register image references as partitions of every sweep asset."""
+    """Register image references as partitions of the SKUs whose recipes run at them.
+
+    Exits 1 naming a reference that no recipe runs at (no SKU could offer it).
+    """
     for ref in refs:
         ImageRef.parse(ref)  # a bad reference is an error before anything is written
-    instance = local_instance(dagster_home or Settings().dagster_home)
+    settings = Settings()
+    jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
+    cells = cells_at(jobs, refs)
+    instance = local_instance(dagster_home or settings.dagster_home)
     try:
-        new = add_images(instance, refs)
+        new = add_images(instance, cells)
     finally:
         instance.dispose()
+    per_sku = images_by_sku(cells)
+    unrun = False
     for ref in refs:
-        click.echo(f"{ref}: {'added' if ref in new else 'already a partition'}")
+        skus = sorted(sku for sku, images in per_sku.items() if ref in images)
+        unrun |= not skus
+        if not skus:
+            click.echo(f"{ref}: no recipe runs at this image; not added")
+        for sku in skus:
+            added = ref in new.get(sku, ())
+            click.echo(f"{ref}: {sku}: {'added' if added else 'already a partition'}")
+    if unrun:
+        click.get_current_context().exit(1)
 
 
 @images.command("list")
 @dagster_home_option
 def list_images(dagster_home: Path | None) -> None:
-    """Every image partition and the recipes that run at it (pinned or tracked)."""
+    """Every SKU's image partitions and the recipes on it that run at each."""
     settings = Settings()
+    jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
     instance = local_instance(dagster_home or settings.dagster_home)
     try:
-        keys = instance.get_dynamic_partitions(IMAGES_NAME)
+        keys = {sku: instance.get_dynamic_partitions(images_name(sku)) for sku in ladders(jobs)}
     finally:
         instance.dispose()
-    jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
-    for image in sorted(keys):
-        recipes = sorted({job.recipe_id for job in jobs if admits(job, image)})
-        click.echo(f"{image}\t{', '.join(recipes) or '(no recipe runs at this image)'}")
+    for sku, images_of_sku in sorted(keys.items()):
+        on_sku = [job for job in jobs if job.sku == sku]
+        for image in sorted(images_of_sku):
+            recipes = sorted({job.recipe_id for job in on_sku if admits(job, image)})
+            click.echo(f"{sku}\t{image}\t{', '.join(recipes) or '(no recipe runs at this image)'}")
 
 
 @images.command()
@@ -108,12 +126,14 @@ def history(
         verdict = "runs" if runs else "not tracked"
         click.echo(f"{row.source}\t{row.image}\t{when}\t{row.ref or '-'}\t{verdict}")
     if add:
+        request = MatrixRequest(paths=(loaded.source,))
+        cells = cells_at(load_matrix(request, settings).jobs, runnable)
         instance = local_instance(dagster_home or settings.dagster_home)
         try:
-            new = add_images(instance, runnable)
+            new = add_images(instance, cells)
         finally:
             instance.dispose()
-        click.echo(f"added {len(new)} image partitions")
+        click.echo(f"added {sum(len(images) for images in new.values())} image partitions")
 
 
 def _loaded(settings: Settings) -> list[LoadedRecipe]:

@@ -102,7 +102,7 @@ def run_cells(
         if isinstance(home, Path):  # the deployment's instance (its dagster.yaml): add images
             instance = local_instance(home)
             try:
-                add_images(instance, (cell.image for cell in cells))
+                add_images(instance, cells)
             finally:
                 instance.dispose()
         client = graphql_client(webserver)

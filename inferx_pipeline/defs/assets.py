@@ -6,10 +6,11 @@ curves are files, sweeps record into the artifact store, results live in the res
 database, the leaderboard is a directory; each asset reads its inputs from there.
 
 A sweep run over several partitions measures every cell of the run in one
-``run_sweep`` call, so each server group starts once for all its concurrencies. A run
-in which any job fails still records every outcome (nothing measured is lost), then
-fails, so its partitions show as failed and a retry measures only what is missing
-(good points are reused).
+``run_sweep`` call, so each server group starts once for all its concurrencies; each
+partition then shows its own cell's numbers (``defs/cells.py``). A run in which any job
+fails still records every outcome (nothing measured is lost), then fails, so its
+partitions show as failed and a retry measures only what is missing (good points are
+reused).
 """
 
 # No `from __future__ import annotations`: Dagster reads these annotations at run time.
@@ -19,7 +20,9 @@ import dagster as dg
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.defs import metadata
-from inferx_pipeline.defs.partitions import add_images, cells_of, sweep_partitions
+from inferx_pipeline.defs.cells import cell_metadata, outcomes_by_cell
+from inferx_pipeline.defs.config import SweepConfig, missing_reason, run_tags
+from inferx_pipeline.defs.partitions import add_images, cell_key, cells_of, sweep_partitions
 from inferx_pipeline.defs.resources import LauncherResource, ProjectResource, ResultsResource
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
 from inferx_pipeline.golden import load_golden
@@ -27,14 +30,15 @@ from inferx_pipeline.leaderboard.build import build_site_from_store
 from inferx_pipeline.leaderboard.completeness import site_gaps
 from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
-from inferx_pipeline.matrix.partitions import cell_jobs, pinned_cells
+from inferx_pipeline.matrix.partitions import Cell, cell_jobs, pinned_cells
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.pipeline import ingest_artifacts
 from inferx_pipeline.recipes.loader import load_recipes
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.groups import ServerGroup
-from inferx_pipeline.sweep.report import JobOutcome
+from inferx_pipeline.sweep.report import JobOutcome, SweepOptions, SweepReport
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.sanity import check_points
 from inferx_pipeline.sweep.status import load_policy
@@ -47,6 +51,7 @@ GOLDEN_CURVES = dg.AssetKey("golden_curves")
 SWEEP_MATRIX = dg.AssetKey("sweep_matrix")
 NORMALIZED_RESULTS = dg.AssetKey("normalized_results")
 LEADERBOARD = dg.AssetKey("leaderboard")
+OWNERS = ["team:inference-benchmarks"]
 
 
 def sweep_key(sku: str) -> dg.AssetKey:
@@ -62,6 +67,8 @@ def pool_name(sku: str) -> str:
 @dg.asset(
     key=RECIPES,
     group_name="recipes",
+    owners=OWNERS,
+    kinds={"python", "yaml"},
     check_specs=[
         dg.AssetCheckSpec(
             POLICY_CHECK,
@@ -87,21 +94,24 @@ def recipes(project: ProjectResource) -> dg.MaterializeResult:
     return dg.MaterializeResult(metadata=metadata.recipe_metadata(loaded), check_results=[check])
 
 
-@dg.asset(key=GOLDEN_CURVES, deps=[RECIPES], group_name="recipes")
+@dg.asset(key=GOLDEN_CURVES, deps=[RECIPES], group_name="recipes", owners=OWNERS, kinds={"yaml"})
 def golden_curves(project: ProjectResource) -> dg.MaterializeResult:
     """The golden acceptance-length curves, with provenance and content hashes."""
     golden = load_golden(project.settings().golden_dir)
     return dg.MaterializeResult(metadata=metadata.curve_metadata(golden))
 
 
-@dg.asset(key=SWEEP_MATRIX, deps=[GOLDEN_CURVES], group_name="recipes")
+@dg.asset(
+    key=SWEEP_MATRIX, deps=[GOLDEN_CURVES], group_name="recipes", owners=OWNERS, kinds={"python"}
+)
 def sweep_matrix(
     context: dg.AssetExecutionContext, project: ProjectResource
 ) -> dg.MaterializeResult:
-    """The job matrix of every valid recipe; registers the recipes' pinned images as partitions."""
+    """The job matrix of every valid recipe; registers each SKU's pinned images as partitions."""
     matrix = load_matrix(MatrixRequest(paths=()), project.settings())
-    images = sorted({cell.image for cell in pinned_cells(matrix.jobs)})
-    add_images(context.instance, images)
+    cells = pinned_cells(matrix.jobs)
+    add_images(context.instance, sorted(cells, key=str))
+    images = sorted({cell.image for cell in cells})
     return dg.MaterializeResult(metadata=metadata.matrix_metadata(matrix.jobs, images))
 
 
@@ -140,13 +150,28 @@ def _settings_for_run(context: dg.AssetExecutionContext, project: ProjectResourc
     return Settings(root=tree, state_dir=settings.state)
 
 
+def _record_how(
+    context: dg.AssetExecutionContext,
+    sku: str,
+    project: ProjectResource,
+    launcher: LauncherResource,
+    options: SweepOptions,
+) -> None:
+    """Tag the run with how it measures, whatever launched it (UI, sensor, CLI)."""
+    tags = run_tags(sku=sku, launcher=launcher.kind, root=project.root, options=options)
+    context.instance.add_run_tags(context.run.run_id, {**tags, **missing_reason(context.run.tags)})
+
+
 def _measure(
     context: dg.AssetExecutionContext,
+    config: SweepConfig,
     sku: str,
     project: ProjectResource,
     launcher: LauncherResource,
 ) -> dg.MaterializeResult:
     settings = _settings_for_run(context, project)
+    options = config.options(launcher.options())
+    _record_how(context, sku, project, launcher, options)
     cells = cells_of(sku, context.partition_keys)
     matrix = load_matrix(MatrixRequest(paths=(), selection=Selection(skus=(sku,))), settings)
     jobs = cell_jobs(matrix.jobs, cells)
@@ -157,7 +182,7 @@ def _measure(
         backend=launcher.source(settings, run_id=context.run.run_id, skus=[sku]),
         artifacts=artifacts,
         policy=policy,
-        options=launcher.options(),
+        options=options,
         progress=LogProgress(context.log),
         run_id=context.run.run_id,
     )
@@ -173,6 +198,7 @@ def _measure(
             ),
             metadata=shown,
         )
+    _show_cells(context, cells, jobs, report, artifacts)
     problems = check_points(report, jobs, policy)
     check = dg.AssetCheckResult(
         check_name=SANITY_CHECK,
@@ -185,9 +211,23 @@ def _measure(
                 )
             ),
             "checked_jobs": dg.MetadataValue.int(len(jobs)),
+            **metadata.run_metadata(report),
         },
     )
-    return dg.MaterializeResult(metadata=shown, check_results=[check])
+    return dg.MaterializeResult(check_results=[check])
+
+
+def _show_cells(
+    context: dg.AssetExecutionContext,
+    cells: Sequence[Cell],
+    jobs: Sequence[BenchmarkJob],
+    report: SweepReport,
+    artifacts: ArtifactStore,
+) -> None:
+    """Give each partition of the run its own cell's metadata."""
+    for cell, outcomes in outcomes_by_cell(cells, jobs, report.outcomes).items():
+        shown = cell_metadata(cell, outcomes, artifacts, context.instance.has_run)
+        context.add_asset_metadata(shown, partition_key=cell_key(cell))
 
 
 def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
@@ -197,10 +237,12 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
     @dg.asset(
         key=key,
         deps=[SWEEP_MATRIX],
-        partitions_def=sweep_partitions(ladder),
+        partitions_def=sweep_partitions(sku, ladder),
         backfill_policy=dg.BackfillPolicy.single_run(),
         pool=pool_name(sku),
         group_name="sweeps",
+        owners=OWNERS,
+        kinds={"python", "gpu"},
         tags={"inferx/sku": sku},
         description=(
             f"Benchmark points on {sku}: partition (conc, image) measures the {sku} jobs at "
@@ -215,9 +257,12 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
         ],
     )
     def sweep(
-        context: dg.AssetExecutionContext, project: ProjectResource, launcher: LauncherResource
+        context: dg.AssetExecutionContext,
+        config: SweepConfig,
+        project: ProjectResource,
+        launcher: LauncherResource,
     ) -> dg.MaterializeResult:
-        return _measure(context, sku, project, launcher)
+        return _measure(context, config, sku, project, launcher)
 
     return sweep
 
@@ -225,14 +270,21 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
 def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinition]:
     """``normalized_results`` (after every sweep asset) and ``leaderboard``."""
 
-    @dg.asset(key=NORMALIZED_RESULTS, deps=list(sweep_keys), group_name="results")
+    @dg.asset(
+        key=NORMALIZED_RESULTS,
+        deps=list(sweep_keys),
+        group_name="results",
+        owners=OWNERS,
+        kinds={"sqlite", "postgres"},
+    )
     def normalized_results(
         project: ProjectResource, results: ResultsResource
     ) -> dg.MaterializeResult:
         """Every recorded attempt ingested into the results database (idempotent)."""
         settings = project.settings()
-        report = ingest_artifacts(project.artifacts(), results.database_url, settings.catalog_dir)
-        store = ResultStore(results.database_url)
+        url = results.url(project)
+        report = ingest_artifacts(project.artifacts(), url, settings.catalog_dir)
+        store = ResultStore(url)
         try:
             total = store.count()
         finally:
@@ -243,6 +295,8 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
         key=LEADERBOARD,
         deps=[NORMALIZED_RESULTS],
         group_name="results",
+        owners=OWNERS,
+        kinds={"html"},
         check_specs=[
             dg.AssetCheckSpec(
                 COMPLETENESS_CHECK,
@@ -254,8 +308,9 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
     def leaderboard(project: ProjectResource, results: ResultsResource) -> dg.MaterializeResult:
         """The static leaderboard site, rebuilt from the results database."""
         settings = project.settings()
-        site = build_site_from_store(results.database_url, settings.site_dir, settings.catalog_dir)
-        missing = site_gaps(site, results.database_url)
+        url = results.url(project)
+        site = build_site_from_store(url, settings.site_dir, settings.catalog_dir)
+        missing = site_gaps(site, url)
         check = dg.AssetCheckResult(
             check_name=COMPLETENESS_CHECK,
             passed=not missing,

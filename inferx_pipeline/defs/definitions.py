@@ -10,14 +10,27 @@ recipe runs on, its concurrency partitions taken from those recipes at load time
 recipe change that adds a SKU or a concurrency needs a reload of the location). A
 broken recipe never stops the location from loading: it shows on the ``recipes``
 asset's blocking check while the other recipes keep their sweeps.
+
+Runs execute in one process (``in_process_executor``): a sweep run is one step, so a
+second process per step would only add its start-up to every click. The upstream
+assets (recipes, curves, matrix) carry ``on_missing`` automation conditions that a
+sensor running by default evaluates, so a fresh instance materializes them once and no
+sweep starts with a missing-upstream warning. Code references point at the source
+files (and at ``INFERX_CODE_URL`` when set).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
 
 import dagster as dg
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.defs.assets import (
+    GOLDEN_CURVES,
+    RECIPES,
+    SWEEP_MATRIX,
     golden_curves,
     recipes,
     results_assets,
@@ -40,6 +53,10 @@ from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.partitions import ladders
 from inferx_pipeline.settings import Settings
 
+# The repository root: code references are made relative to it for git links.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+UPSTREAM = (RECIPES, GOLDEN_CURVES, SWEEP_MATRIX)
+
 
 def sku_ladders(settings: Settings) -> dict[str, tuple[int, ...]]:
     """Catalog SKUs (catalog order) that valid recipes run on -> their concurrencies."""
@@ -53,7 +70,10 @@ def default_resources(settings: Settings) -> dict[str, object]:
     """Resources of the embedded default, from ``settings``."""
     return {
         "project": ProjectResource(root=str(settings.root), state_dir=str(settings.state)),
-        "results": ResultsResource(database_url=settings.results_url),
+        # By variable name, so a password in the URL never reaches run storage.
+        "results": ResultsResource(
+            database_url=dg.EnvVar("INFERX_DATABASE_URL") if settings.database_url else None
+        ),
         "launcher": LauncherResource(
             kind=settings.launcher,
             pools_file=str(settings.runner_pools) if settings.runner_pools else None,
@@ -81,14 +101,13 @@ def build_definitions(
     skus = list(ladder_of)
     sweeps = [sweep_asset(sku, ladder) for sku, ladder in ladder_of.items()]
     jobs = [sweep_job(sku) for sku in skus]
+    upstream = [
+        asset.with_attributes(automation_condition=dg.AutomationCondition.on_missing())
+        for asset in (recipes, golden_curves, sweep_matrix)
+    ]
+    assets = [*upstream, *sweeps, *results_assets([sweep_key(sku) for sku in skus])]
     return dg.Definitions(
-        assets=[
-            recipes,
-            golden_curves,
-            sweep_matrix,
-            *sweeps,
-            *results_assets([sweep_key(sku) for sku in skus]),
-        ],
+        assets=code_references(assets, settings),
         jobs=[*jobs, publish_job],
         sensors=[
             image_sensor(ladder_of, jobs),
@@ -96,9 +115,38 @@ def build_definitions(
             git_sensor(ladder_of, jobs),
             publish_sensor(skus, publish_job),
             failure_sensor(skus, [*jobs, publish_job]),
+            dg.AutomationConditionSensorDefinition(
+                "materialize_missing_upstream",
+                target=dg.AssetSelection.assets(*UPSTREAM),
+                default_status=dg.DefaultSensorStatus.RUNNING,
+                description="Materializes recipes, golden_curves and sweep_matrix when missing.",
+            ),
         ],
         resources={**default_resources(settings), **(resources or {})},
+        executor=dg.in_process_executor,
+        metadata={
+            "project_root": dg.MetadataValue.path(str(settings.root)),
+            "skus": dg.MetadataValue.json(skus),
+            "launcher": dg.MetadataValue.text(settings.launcher),
+        },
     )
+
+
+def code_references(
+    assets: Sequence[dg.AssetsDefinition], settings: Settings
+) -> list[dg.AssetsDefinition]:
+    """``assets`` with their source locations, linked to ``settings.code_url`` when set."""
+    located = dg.with_source_code_references(assets)
+    if settings.code_url is not None:
+        located = dg.link_code_references_to_git(
+            located,
+            git_url=settings.code_url,
+            git_branch=settings.code_branch,
+            file_path_mapping=dg.AnchorBasedFilePathMapping(
+                local_file_anchor=REPO_ROOT, file_anchor_path_in_repository=""
+            ),
+        )
+    return [asset for asset in located if isinstance(asset, dg.AssetsDefinition)]
 
 
 @dg.definitions

@@ -10,6 +10,7 @@ per-SKU pools allow. Either way one run covers one rectangle of cells (see
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -119,7 +120,7 @@ class RangeRun(FrozenModel):
 
 
 def _shown(metadata: Mapping[str, dg.MetadataValue]) -> tuple[int | None, dict[str, int]]:
-    """(jobs, counts per status) from a sweep materialization's or failure's metadata."""
+    """(jobs, counts per status) from a sweep partition's or a failure's metadata."""
     jobs = metadata.get("jobs")
     counts = metadata.get("status_counts")
     return (
@@ -132,16 +133,21 @@ def _shown(metadata: Mapping[str, dg.MetadataValue]) -> tuple[int | None, dict[s
 
 def _outcome(cell_range: CellRange, result: dg.ExecuteInProcessResult) -> RangeRun:
     jobs: int | None = None
-    counts: dict[str, int] = {}
-    for event in result.get_asset_materialization_events()[:1]:
-        jobs, counts = _shown(event.materialization.metadata)
+    counts: Counter[str] = Counter()
+    for event in result.get_asset_materialization_events():  # one per cell
+        cell_jobs, cell_counts = _shown(event.materialization.metadata)
+        jobs = (jobs or 0) + (cell_jobs or 0)
+        counts.update(cell_counts)
     for event in result.all_events:
         if event.is_step_failure:
             failure = event.step_failure_data
             if failure.user_failure_data is not None:
-                jobs, counts = _shown(failure.user_failure_data.metadata)
+                jobs, failed = _shown(failure.user_failure_data.metadata)
+                counts = Counter(failed)
     status = "SUCCESS" if result.success else "FAILURE"
-    return RangeRun(cells=cell_range, run_id=result.run_id, status=status, jobs=jobs, counts=counts)
+    return RangeRun(
+        cells=cell_range, run_id=result.run_id, status=status, jobs=jobs, counts=dict(counts)
+    )
 
 
 def run_cells_in_process(
@@ -152,18 +158,20 @@ def run_cells_in_process(
     *,
     reason: str,
     tags: Mapping[str, str] | None = None,
+    run_config: Mapping[str, object] | None = None,
 ) -> list[RangeRun]:
     """Materialize ``cells`` here, one run per rectangle, recorded on ``instance``.
 
+    ``run_config`` is added to the console logger's (e.g. the sweep asset's ``force``).
     Images are registered as partitions first. A failed run does not stop the others.
     """
     cell_list = list(cells)
-    add_images(instance, (cell.image for cell in cell_list))
+    add_images(instance, cell_list)
     runs = []
     for cell_range in covering_ranges(cell_list, ladder_of):
         job = defs.resolve_job_def(sweep_job_name(cell_range.sku))
         result = job.execute_in_process(
-            run_config=CONSOLE_INFO,
+            run_config={**CONSOLE_INFO, **(run_config or {})},
             instance=instance,
             tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason},
             raise_on_error=False,

@@ -151,12 +151,19 @@ def sweep_metadata(
     return {
         "jobs": dg.MetadataValue.int(len(report.outcomes)),
         "status_counts": dg.MetadataValue.json(report.counts()),
-        "server_launches": dg.MetadataValue.int(report.server_launches),
-        "server_groups": dg.MetadataValue.int(report.groups),
-        "wall_s": dg.MetadataValue.float(round(report.finished_at - report.started_at, 3)),
+        **run_metadata(report),
         "per_job": dg.MetadataValue.md(markdown_table(header, rows)),
         "cells_without_jobs": dg.MetadataValue.json([f"{conc}|{image}" for conc, image in empty]),
         "artifacts_dir": dg.MetadataValue.path(str(artifacts.root)),
+    }
+
+
+def run_metadata(report: SweepReport) -> dict[str, dg.MetadataValue]:
+    """What one sweep run cost: server launches and groups, wall time, its run id."""
+    return {
+        "server_launches": dg.MetadataValue.int(report.server_launches),
+        "server_groups": dg.MetadataValue.int(report.groups),
+        "wall_s": dg.MetadataValue.float(round(report.finished_at - report.started_at, 3)),
         "sweep_run_id": dg.MetadataValue.text(report.run_id),
     }
 
@@ -174,12 +181,11 @@ def ingest_metadata(report: IngestReport, total_rows: int) -> dict[str, dg.Metad
 
 
 def site_metadata(site: SiteManifest) -> dict[str, dg.MetadataValue]:
-    """The site's path, pages and counts."""
+    """The site's path (a path, not a ``file://`` link, which browsers block), pages, counts."""
     index = f"{site.out_dir}/index.html"
     pages = ((p.kind, p.title, p.path) for p in site.pages)
     return {
         "site": dg.MetadataValue.path(index),
-        "site_url": dg.MetadataValue.url(f"file://{index}"),
-        "pages": dg.MetadataValue.md(markdown_table(("kind", "title", "path"), pages)),
         **{name: dg.MetadataValue.int(value) for name, value in sorted(site.counts.items())},
+        "page_list": dg.MetadataValue.md(markdown_table(("kind", "title", "path"), pages)),
     }

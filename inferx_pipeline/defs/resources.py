@@ -40,9 +40,21 @@ class ProjectResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # gen
 
 
 class ResultsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
-    """The results database (SQLite file by default, PostgreSQL by URL)."""
+    """The results database (SQLite file by default, PostgreSQL by URL).
 
-    database_url: str = Field(description="SQLAlchemy URL of the results database.")
+    A URL may hold a password: pass it as ``dg.EnvVar("INFERX_DATABASE_URL")`` so that
+    run storage and snapshots record the variable's name, never its value.
+    """
+
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the results database; none: results.sqlite in the "
+        "project's state directory.",
+    )
+
+    def url(self, project: ProjectResource) -> str:
+        """The URL to open: the configured one, else the project's SQLite file."""
+        return self.database_url or project.settings().results_url
 
 
 class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself

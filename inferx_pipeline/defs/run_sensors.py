@@ -1,5 +1,8 @@
 """Run-status sensors: publish after sweeps, record failed sweeps and retry transient ones.
 
+Both run by default (a sweep started from the UI rebuilds the leaderboard with no
+sensor to switch on first); they need the daemon, which ``dagster dev`` starts.
+
 - ``publish_after_sweeps``: a sweep run that succeeded -> the publish job (ingest, then
   the leaderboard), so the site follows the sweeps.
 - ``record_failed_sweeps``: a sweep run that failed -> its failed jobs (from the run's
@@ -51,6 +54,7 @@ def publish_sensor(
         run_status=dg.DagsterRunStatus.SUCCESS,
         request_job=publish,
         description="Rebuilds results and the leaderboard after each successful sweep run.",
+        default_status=dg.DefaultSensorStatus.RUNNING,
     )
     def publish_after_sweeps(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
         run = context.dagster_run
@@ -79,6 +83,7 @@ def failure_sensor(
         name="record_failed_sweeps",
         request_jobs=list(jobs),
         description="Records the failed jobs of failed sweep runs; retries transient failures.",
+        default_status=dg.DefaultSensorStatus.RUNNING,
     )
     def record_failed_sweeps(
         context: dg.RunFailureSensorContext, project: ProjectResource

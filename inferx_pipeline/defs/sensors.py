@@ -2,7 +2,8 @@
 
 Each keeps a cursor, requests exactly the affected partitions (one run per SKU x image
 x range of concurrencies, see ``defs/requests.py``), registers the images it requests
-as partitions, and says why in the run tags. The first tick of each records where things
+as partitions of the SKUs that run them, and says why in the run tags. The first tick of
+each (no cursor, or an empty one, as the UI's tick preview sends) records where things
 stand and requests nothing; a tick with no change requests nothing.
 
 - ``new_image_tags``: for each image repository that tracking recipes use, the tag list
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import dagster as dg
 
 from inferx_pipeline.catalog import cached_catalog
-from inferx_pipeline.defs.partitions import IMAGES_NAME
+from inferx_pipeline.defs.partitions import add_requests
 from inferx_pipeline.defs.requests import cell_requests
 from inferx_pipeline.defs.resources import ProjectResource, RecipeRepoResource
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
@@ -53,8 +54,8 @@ def _result(
     reason: str,
     key_prefix: str,
     tags: Mapping[str, str],
-) -> tuple[list[dg.RunRequest], set[str]]:
-    """Requests for ``cells`` that partitions hold; the rest is logged (reload needed)."""
+) -> tuple[list[dg.RunRequest], list[Cell]]:
+    """Requests for ``cells`` that partitions hold, and those cells; the rest is logged."""
     held, outside = partitioned(cells, ladder_of)
     for cell in outside:
         context.log.warning(
@@ -62,12 +63,7 @@ def _result(
             "reload the code location to measure it"
         )
     requests = cell_requests(held, ladder_of, reason=reason, key_prefix=key_prefix, tags=tags)
-    return requests, {cell.image for cell in held}
-
-
-def _add_images(images: Iterable[str]) -> list[dg.AddDynamicPartitionsRequest]:
-    new = sorted(set(images))
-    return [dg.AddDynamicPartitionsRequest(IMAGES_NAME, new)] if new else []
+    return requests, held
 
 
 def image_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
@@ -95,7 +91,7 @@ def image_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
         seen: dict[str, list[str]] = json.loads(context.cursor) if context.cursor else {}
         now = dict(seen)
         requests: list[dg.RunRequest] = []
-        images: set[str] = set()
+        cells_held: list[Cell] = []
         for repository, users in _by_repository(tracking).items():
             pinned = ImageRef.parse(users[0].engine.image)
             client = registries.client_for(pinned)
@@ -123,10 +119,12 @@ def image_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
                     tags={"inferx/image": image, "inferx/digest": digest},
                 )
                 requests += found
-                images |= held
+                cells_held += held
         cursor = json.dumps(now, sort_keys=True)
         return dg.SensorResult(
-            run_requests=requests, cursor=cursor, dynamic_partitions_requests=_add_images(images)
+            run_requests=requests,
+            cursor=cursor,
+            dynamic_partitions_requests=add_requests(cells_held),
         )
 
     return new_image_tags
@@ -155,7 +153,7 @@ def curve_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
         golden = load_golden(settings.golden_dir)
         hashes = {name: golden.file_hash(name) for name in golden.names()}
         cursor = json.dumps(hashes, sort_keys=True)
-        if context.cursor is None:
+        if not context.cursor:
             return dg.SensorResult(cursor=cursor, skip_reason="recorded the curves' hashes")
         before: dict[str, str] = json.loads(context.cursor)
         changed = sorted(name for name, sha in hashes.items() if before.get(name) != sha)
@@ -164,7 +162,7 @@ def curve_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
         matrix = load_matrix(MatrixRequest(paths=()), settings)
         files = [settings.golden_dir / f"{name}.yaml" for name in changed]
         recipes = affected_recipes(files, matrix.recipes.recipes, settings.golden_dir)
-        requests, images = _result(
+        requests, held = _result(
             context,
             pinned_cells(job for job in matrix.jobs if job.recipe_id in recipes),
             ladder_of,
@@ -173,7 +171,7 @@ def curve_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
             tags={"inferx/curves": ",".join(changed)},
         )
         return dg.SensorResult(
-            run_requests=requests, cursor=cursor, dynamic_partitions_requests=_add_images(images)
+            run_requests=requests, cursor=cursor, dynamic_partitions_requests=add_requests(held)
         )
 
     return golden_curve_changes
@@ -221,13 +219,13 @@ def git_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
         if watched is None:
             return dg.SkipReason("no recipe repository to watch (set INFERX_RECIPES_REPO)")
         head = watched.fetch()
-        if context.cursor is None:
+        if not context.cursor:
             return dg.SensorResult(cursor=head, skip_reason=f"watching from {head[:12]}")
         commits = watched.commits_since(context.cursor)
         if not commits:
             return dg.SkipReason(f"no new commit after {context.cursor[:12]}")
         requests: list[dg.RunRequest] = []
-        images: set[str] = set()
+        cells_held: list[Cell] = []
         for sha in commits:
             try:
                 cells = _commit_cells(watched, sha, settings)
@@ -243,9 +241,9 @@ def git_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
                 tags={COMMIT_TAG: sha},
             )
             requests += found
-            images |= held
+            cells_held += held
         return dg.SensorResult(
-            run_requests=requests, cursor=head, dynamic_partitions_requests=_add_images(images)
+            run_requests=requests, cursor=head, dynamic_partitions_requests=add_requests(cells_held)
         )
 
     return merged_recipe_changes

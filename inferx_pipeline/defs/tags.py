@@ -11,6 +11,11 @@ COMMIT_TAG = "inferx/commit"
 # Retries of a failed sweep run: how many so far, and of which run.
 RETRY_TAG = "inferx/retry"
 RETRY_OF_TAG = "inferx/retry-of"
+# How a sweep run measured, whatever launched it (set by the sweep asset; defs/config.py).
+SKU_TAG = "inferx/sku"
+LAUNCHER_TAG = "inferx/launcher"
+ROOT_TAG = "inferx/root"
+OPTIONS_TAG = "inferx/options"
 
 
 def commit_tree(state: Path, sha: str) -> Path:

@@ -9,15 +9,31 @@ import pytest
 
 from inferx_pipeline.defs.assets import RECIPES, sweep_key
 from inferx_pipeline.defs.execute import publish_in_process, run_cells_in_process
-from inferx_pipeline.defs.partitions import IMAGES_NAME
+from inferx_pipeline.defs.partitions import cell_key
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
-from inferx_pipeline.matrix.partitions import cells_at, ladders
+from inferx_pipeline.matrix.partitions import Cell, cells_at, ladders
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from tests.defs.conftest import Project, unreachable_docker
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
+
+
+def _cell_metadata(instance: dg.DagsterInstance, cell: Cell) -> dict[str, dg.MetadataValue]:
+    """The latest materialization metadata of ``cell``'s partition."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=sweep_key(cell.sku), asset_partitions=[str(cell_key(cell))]
+        ),
+        limit=1,
+    ).records
+    assert records and records[0].asset_materialization is not None
+    return dict(records[0].asset_materialization.metadata)
+
+
+def _config(**choices: object) -> dict[str, object]:
+    return {"ops": {"sweep__h200": {"config": choices}}}
 
 
 def test_recipes_asset_reports_counts_and_blocks_on_a_broken_recipe(
@@ -55,23 +71,42 @@ def test_a_range_run_measures_every_partition_on_one_server(
     assert materialized == {
         str(dg.MultiPartitionKey({"conc": str(c.conc), "image": image})) for c in cells
     }
-    event = instance.get_latest_materialization_event(sweep_key("h200"))
-    assert event is not None and event.asset_materialization is not None
-    shown = event.asset_materialization.metadata
-    assert shown["server_launches"].value == 1  # one server for eight concurrencies
-    assert "qwen3.827b-fp8-h200-vllm-mtp/fixed-seq-len-1024x1024" in str(shown["per_job"].value)
+    check = instance.get_latest_asset_check_evaluation_record(
+        dg.AssetCheckKey(sweep_key("h200"), "result_sanity")
+    )
+    assert check is not None and check.evaluation is not None
+    assert check.evaluation.metadata["server_launches"].value == 1  # one server, eight concs
+    conc8 = _cell_metadata(instance, cells[3])
+    assert conc8["jobs"].value == 1 and conc8["reused"].value is False
+    assert conc8["tok/s/GPU"].value > 0 and conc8["simulated"].value is True
+    assert "server_launches" not in conc8 and "wall_s" not in conc8  # the cell's, not the run's
+    table = conc8["per_job"].value
+    (row,) = table.records
+    assert row.data["job"].startswith(H200_RECIPE) and row.data["job"].endswith(
+        f"/c{cells[3].conc}"
+    )
+    assert row.data["tok/s/GPU"] == conc8["tok/s/GPU"].value
     manifests = list(ArtifactStore(project.settings.artifacts_dir).all_attempts())
     assert len(manifests) == 8 and {m.run_id for m in manifests} == {runs[0].run_id}
-    assert image in instance.get_dynamic_partitions(IMAGES_NAME)
+    assert image in instance.get_dynamic_partitions("images_h200")
+    assert image not in instance.get_dynamic_partitions("images_mi325x")
     # The same partitions again: every point is reused, nothing is measured twice.
     again = run_cells_in_process(defs, instance, cells, ladder, reason="test")
     assert again[0].counts == {"reused": 8}
     assert len(list(ArtifactStore(project.settings.artifacts_dir).all_attempts())) == 8
+    reused = _cell_metadata(instance, cells[3])
+    assert reused["reused"].value is True
+    assert reused["measured_in"] == dg.MetadataValue.dagster_run(runs[0].run_id)
+    forced = run_cells_in_process(
+        defs, instance, cells[:1], ladder, reason="test", run_config=_config(force=True)
+    )
+    assert forced[0].counts == {"ok": 1}
+    assert instance.get_run_by_id(forced[0].run_id).tags["inferx/options"].count('"force":true')
     published = publish_in_process(defs, instance)
     assert published.success
     store = ResultStore(project.settings.results_url)
     try:
-        assert store.count() == 8
+        assert store.count() == 9  # eight points, one of them measured twice (forced)
     finally:
         store.close()
     assert (project.settings.site_dir / "index.html").is_file()

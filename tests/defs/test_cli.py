@@ -55,15 +55,14 @@ def test_images_add_and_list(project: Project) -> None:
     bad = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:bad tag"])
     assert bad.exit_code == 2 and "Error: " in bad.output
     first = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:nightly-new"])
-    assert first.output == "vllm/vllm-openai:nightly-new: added\n"
+    assert first.output == "vllm/vllm-openai:nightly-new: h200: added\n"
     again = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:nightly-new"])
-    assert again.output == "vllm/vllm-openai:nightly-new: already a partition\n"
-    CliRunner().invoke(cli, ["images", "add", "rocm/unknown:1"])
+    assert again.output == "vllm/vllm-openai:nightly-new: h200: already a partition\n"
+    unknown = CliRunner().invoke(cli, ["images", "add", "rocm/unknown:1"])
+    assert unknown.exit_code == 1
+    assert unknown.output == "rocm/unknown:1: no recipe runs at this image; not added\n"
     listed = CliRunner().invoke(cli, ["images", "list"]).output.splitlines()
-    assert listed == [
-        "rocm/unknown:1\t(no recipe runs at this image)",
-        f"vllm/vllm-openai:nightly-new\t{H200}",
-    ]
+    assert listed == [f"h200\tvllm/vllm-openai:nightly-new\t{H200}"]  # an H200 image only
 
 
 def test_dagster_pools_sets_each_sku_pool_from_the_runner_pools(project: Project) -> None:

@@ -29,6 +29,7 @@ from inferx_pipeline.defs.execute import (
     prepare_instance,
     submit_cells,
 )
+from inferx_pipeline.defs.partitions import add_images
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
 from inferx_pipeline.matrix.select import Selection
@@ -117,7 +118,7 @@ def test_a_partition_range_over_graphql_and_its_asset_page(
     cells, ladder = dev.cells("qwen3.827b-fp8-h200-vllm-mtp")
     instance = local_instance(dev.settings.dagster_home)
     try:
-        instance.add_dynamic_partitions("images", [cells[0].image])
+        add_images(instance, cells[:1])
     finally:
         instance.dispose()
     runs = submit_cells(client, cells[:2], ladder, reason="ui-test", config=_launcher_config(0.02))
@@ -126,8 +127,8 @@ def test_a_partition_range_over_graphql_and_its_asset_page(
     page = chromium_browser.new_page()
     try:
         page.goto(f"{dev.server.url}/assets/sweep/h200", wait_until="networkidle")
-        # The materialization's own metadata, rendered: the page shows this run's sweep.
-        page.get_by_text("server_launches").first.wait_for(timeout=60_000)
+        # The materialization's own metadata, rendered: the page shows its cell's numbers.
+        page.get_by_text("tok/s/GPU").first.wait_for(timeout=60_000)
         assert page.title().startswith("Assets | sweep / h200")
         page.screenshot(path=str(tmp_path / "asset-page.png"), full_page=True)
     finally:
@@ -141,7 +142,7 @@ def test_the_per_sku_pool_limit_holds_under_a_queue_of_runs(dev: Dev) -> None:
     mi325x, mi325x_ladder = dev.cells("qwen3.827b-bf16-mi325x-vllm-mtp")
     instance = local_instance(dev.settings.dagster_home)
     try:
-        instance.add_dynamic_partitions("images", [h200[0].image, mi325x[0].image])
+        add_images(instance, [h200[0], mi325x[0]])
     finally:
         instance.dispose()
     config = _launcher_config(0.2)  # runs of several seconds, so overlaps are visible

@@ -44,12 +44,13 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
         dims = {d.name: d.partitions_def for d in parts.partitions_defs}
         assert dims["conc"].get_partition_keys() == [str(c) for c in concs]
         assert isinstance(dims["image"], dg.DynamicPartitionsDefinition)
-        assert dims["image"].name == "images"
+        assert dims["image"].name == f"images_{sku}"  # each SKU offers its own images
         assert node.pools == {f"gpu-{sku}"}
         assert node.backfill_policy == dg.BackfillPolicy.single_run()
     assert sorted(job.name for job in defs.jobs or []) == ["publish", "sweep_h200", "sweep_mi325x"]
     assert sorted(s.name for s in defs.sensors or []) == [
         "golden_curve_changes",
+        "materialize_missing_upstream",
         "merged_recipe_changes",
         "new_image_tags",
         "publish_after_sweeps",

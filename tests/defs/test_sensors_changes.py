@@ -76,7 +76,9 @@ def test_a_new_tracked_tag_requests_the_recipes_partitions_once(
     assert request.tags["inferx/digest"] == nightly
     assert request.run_key == f"image:{image}@{nightly}:h200:{image}:1-128"
     added = second.dynamic_partitions_requests
-    assert [list(r.partition_keys) for r in added] == [[image]]
+    assert [(r.partitions_def_name, list(r.partition_keys)) for r in added] == [
+        ("images_h200", [image])
+    ]
     third = tick(defs, "new_image_tags", instance, second.cursor)
     assert third.run_requests == [] and third.cursor == second.cursor
 
@@ -103,6 +105,9 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
     defs = project.definitions(recipes_repo=RecipeRepoResource(source=str(work.path)))
     first = tick(defs, "merged_recipe_changes", instance, None)
     assert first.run_requests == [] and first.cursor == seed
+    # The UI's "Preview tick result" sends an empty cursor: the same first tick.
+    preview = tick(defs, "merged_recipe_changes", instance, "")
+    assert preview.run_requests == [] and preview.cursor == seed
     recipe = (work.path / H200_RECIPE).read_text()
     tuned = work.commit(
         {H200_RECIPE: recipe.replace("--tool-call-parser: qwen3_xml", "--tool-call-parser: qwen3")}
@@ -130,3 +135,11 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
     assert {r.tags["inferx/reason"] for r in second.run_requests} == {"recipe-merged"}
     third = tick(defs, "merged_recipe_changes", instance, second.cursor)
     assert third.run_requests == [] and third.skip_message == f"no new commit after {docs[:12]}"
+
+
+@pytest.mark.parametrize("cursor", [None, ""])
+def test_the_curve_sensors_first_tick_records_hashes_with_no_or_an_empty_cursor(
+    project: Project, instance: dg.DagsterInstance, cursor: str | None
+) -> None:
+    first = tick(project.definitions(), "golden_curve_changes", instance, cursor)
+    assert first.run_requests == [] and first.cursor.startswith("{")

@@ -1,0 +1,133 @@
+"""What one sweep partition shows: the numbers of its cell, not of the whole run.
+
+A cell (SKU, concurrency, image) holds the SKU's jobs at that concurrency which run at
+that image. Its materialization carries float metadata for the cell's headline job
+(the highest throughput per GPU among its good results), so the asset's Plots tab
+draws throughput and latency over images and concurrencies; a table with a schema
+lists every job of the cell; a reused point links the Dagster run that measured it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import dagster as dg
+
+from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.partitions import Cell
+from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
+from inferx_pipeline.sweep.report import JobOutcome
+
+JOBS_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("job", "string", description="Recipe / scenario / config / conc."),
+        dg.TableColumn("status", "string", description="ok, reused, or why not."),
+        dg.TableColumn("tok/s/GPU", "float", description="Input + output tokens per s per GPU."),
+        dg.TableColumn("tok/s/user", "float", description="Interactivity: 1000 / TPOT p50 ms."),
+        dg.TableColumn("TTFT p50 ms", "float"),
+        dg.TableColumn("TPOT p50 ms", "float"),
+        dg.TableColumn("E2EL p50 ms", "float"),
+        dg.TableColumn("simulated", "bool"),
+        dg.TableColumn("measured in run", "string", description="The run that measured it."),
+        dg.TableColumn("result", "string", description="The RawResult JSON in the artifacts."),
+    ]
+)
+
+
+def _floats(result: RawResult, gpus: int) -> dict[str, float]:
+    """The headline numbers of one result (absent ones left out)."""
+    values = {
+        "tok/s/GPU": result.total_token_throughput / gpus,
+        "tok/s/user": result.median_intvty,
+        "TTFT p50 ms": result.median_ttft_ms,
+        "TPOT p50 ms": result.median_tpot_ms,
+        "E2EL p50 ms": result.median_e2el_ms,
+        "AL realized": result.acceptance.acceptance_length if result.acceptance else None,
+    }
+    return {name: round(value, 3) for name, value in values.items() if value is not None}
+
+
+def _result_path(outcome: JobOutcome, artifacts: ArtifactStore) -> str:
+    sha = outcome.manifest.artifacts.get(RESULT) if outcome.manifest else None
+    return str(artifacts.path(sha)) if sha else ""
+
+
+def _row(outcome: JobOutcome, job: BenchmarkJob, artifacts: ArtifactStore) -> dg.TableRecord:
+    result = outcome.result if outcome.good else None
+    numbers = _floats(result, job.gpus) if result else {}
+    return dg.TableRecord(
+        {
+            "job": outcome.job_id,
+            "status": outcome.status,
+            **{name: numbers.get(name) for name in ("tok/s/GPU", "tok/s/user")},
+            **{name: numbers.get(name) for name in ("TTFT p50 ms", "TPOT p50 ms", "E2EL p50 ms")},
+            "simulated": bool(result.metadata.get("simulated")) if result else None,
+            "measured in run": outcome.manifest.run_id if outcome.manifest else "",
+            "result": _result_path(outcome, artifacts),
+        }
+    )
+
+
+def _headline(
+    outcomes: Sequence[tuple[JobOutcome, BenchmarkJob]],
+) -> tuple[JobOutcome, BenchmarkJob, RawResult] | None:
+    good = [(o, j, o.result) for o, j in outcomes if o.good and o.result is not None]
+    if not good:
+        return None
+    return max(good, key=lambda item: item[2].total_token_throughput / item[1].gpus)
+
+
+def cell_metadata(
+    cell: Cell,
+    outcomes: Sequence[tuple[JobOutcome, BenchmarkJob]],
+    artifacts: ArtifactStore,
+    is_dagster_run: Callable[[str], bool],
+) -> dict[str, dg.MetadataValue]:
+    """Metadata of ``cell``'s partition from its jobs' ``outcomes`` (in job order).
+
+    ``is_dagster_run`` tells whether a run id is a run of this instance (then a reused
+    point links it; a point measured by ``inferx sweep`` names its sweep run instead).
+    """
+    shown: dict[str, dg.MetadataValue] = {
+        "image": dg.MetadataValue.text(cell.image),
+        "jobs": dg.MetadataValue.int(len(outcomes)),
+        "status_counts": dg.MetadataValue.json(dict(Counter(o.status for o, _ in outcomes))),
+        "per_job": dg.MetadataValue.table(
+            [_row(outcome, job, artifacts) for outcome, job in outcomes], schema=JOBS_SCHEMA
+        ),
+    }
+    best = _headline(outcomes)
+    if best is None:
+        return shown
+    outcome, job, result = best
+    shown |= {name: dg.MetadataValue.float(v) for name, v in _floats(result, job.gpus).items()}
+    shown |= {
+        "headline_job": dg.MetadataValue.text(outcome.job_id),
+        "simulated": dg.MetadataValue.bool(bool(result.metadata.get("simulated"))),
+        "reused": dg.MetadataValue.bool(outcome.status == "reused"),
+        "artifacts": dg.MetadataValue.path(_result_path(outcome, artifacts)),
+    }
+    source = outcome.manifest.run_id if outcome.manifest else None
+    if outcome.status == "reused" and source is not None:
+        shown["measured_in"] = (
+            dg.MetadataValue.dagster_run(source)
+            if is_dagster_run(source)
+            else dg.MetadataValue.text(f"sweep run {source}")
+        )
+    return shown
+
+
+def outcomes_by_cell(
+    cells: Sequence[Cell], jobs: Sequence[BenchmarkJob], outcomes: Sequence[JobOutcome]
+) -> dict[Cell, list[tuple[JobOutcome, BenchmarkJob]]]:
+    """Each cell's (outcome, job) pairs: jobs at the cell's concurrency and image."""
+    by_point = {(o.fingerprint, o.conc): o for o in outcomes}
+    found: dict[Cell, list[tuple[JobOutcome, BenchmarkJob]]] = {cell: [] for cell in cells}
+    for job in jobs:
+        cell = Cell(sku=job.sku, conc=job.conc, image=job.engine.image)
+        outcome = by_point.get((job.fingerprint, job.conc))
+        if cell in found and outcome is not None:
+            found[cell].append((outcome, job))
+    return found
