@@ -3,6 +3,11 @@ jobs and sensors we expect (a snapshot that fails on any unreviewed change)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import dagster as dg
 
 from inferx_pipeline.defs.assets import sweep_key
@@ -72,3 +77,19 @@ def test_the_checkouts_own_recipes_load_every_catalog_sku_they_use() -> None:
     sweeps = sorted(k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == "sweep")
     assert sweeps == ["sweep/cpu", "sweep/h200", "sweep/mi300x", "sweep/mi325x", "sweep/mi355x"]
     assert (ROOT / "workspace.yaml").is_file()
+
+
+def test_dg_check_defs_passes_on_the_project(project: Project) -> None:
+    """``dg`` (``[tool.dg]`` in pyproject.toml) loads the one definitions module."""
+    venv = Path(sys.executable).parents[1]
+    done = subprocess.run(
+        [str(venv / "bin" / "dg"), "check", "defs"],
+        cwd=ROOT,
+        env={**os.environ, "VIRTUAL_ENV": str(venv)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "All definitions loaded successfully." in done.stdout + done.stderr
