@@ -26,11 +26,11 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from inferx_pipeline.atomic import write_atomic
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.launch.secrets import REDACTED, redact
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.strict import FrozenModel
-from inferx_pipeline.sweep.atomic import write_atomic
 from inferx_pipeline.sweep.status import JobStatus
 
 RESULT = "result.json"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pydantic import Field, ValidationError
 
+from inferx_pipeline.atomic import write_atomic
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.strict import FrozenModel
-from inferx_pipeline.sweep.atomic import write_atomic
 from inferx_pipeline.sweep.report import SweepReport
 from inferx_pipeline.sweep.status import JobStatus
 
