@@ -9,8 +9,10 @@ import click
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.selection import pop_selection, selection_options
-from inferx_pipeline.matrix.build import MatrixRequest, checked_matrix
+from inferx_pipeline.matrix.build import LoadedMatrix, MatrixRequest, checked_matrix
 from inferx_pipeline.matrix.render import render
+from inferx_pipeline.recipes.policy.data import cached_policy
+from inferx_pipeline.recipes.policy.literals import redacted, secret_values
 from inferx_pipeline.settings import Settings
 
 
@@ -48,4 +50,20 @@ def matrix(paths: tuple[Path, ...], fmt: str, **flags: object) -> None:
     request = MatrixRequest.model_validate({"paths": paths, "selection": selection, **flags})
     settings = Settings()
     matrix = checked_matrix(request, settings)
-    click.echo(render(matrix, fmt, cached_catalog(settings.catalog_dir)))  # type: ignore[arg-type]  # click.Choice limits fmt
+    text = render(matrix, fmt, cached_catalog(settings.catalog_dir))  # type: ignore[arg-type]  # click.Choice limits fmt
+    click.echo(redacted(text, _secrets(matrix, settings)))
+
+
+def _secrets(matrix: LoadedMatrix, settings: Settings) -> set[str]:
+    # Secret values never reach the terminal, even with --no-policy (secret-literal off).
+    names = cached_policy(settings.catalog_dir).secrets
+    return {
+        value
+        for loaded in matrix.recipes.parsed
+        for value in secret_values(
+            loaded.recipe.engine.env,
+            loaded.recipe.engine.args,
+            loaded.recipe.speculative.options,
+            names,
+        )
+    }

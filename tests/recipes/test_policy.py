@@ -159,10 +159,13 @@ def test_rule_table_names() -> None:
         "thinking-explicit",
         "golden-al-only",
         "engine-version-gate",
+        "image-ref",
         "image-facts",
         "image-track",
         "vendor-kv-offload",
         "agentic-spec-decoding",
         "memory-fit",
         "referential",
+        "secret-literal",
+        "control-chars",
     ]

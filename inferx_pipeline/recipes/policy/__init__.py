@@ -7,7 +7,7 @@ reads (catalog, golden curves, ``PolicyData`` from catalog/*.yaml); ``where`` (a
 ``LoadedRecipe``) places each finding at ``file:line:col`` of the offending node.
 
 Rules: ``thinking-explicit``, ``golden-al-only``, ``engine-version-gate``,
-``image-facts``, ``image-track``, ``vendor-kv-offload``, ``agentic-spec-decoding``,
+``image-ref``, ``image-facts``, ``image-track``, ``vendor-kv-offload``, ``agentic-spec-decoding``,
 ``memory-fit``, ``referential``, ``secret-literal``, ``control-chars`` (see each
 module's docstring).
 
@@ -25,7 +25,13 @@ from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy import command
 from inferx_pipeline.recipes.policy.base import Rule, RuleContext, Where
 from inferx_pipeline.recipes.policy.data import PolicyData
-from inferx_pipeline.recipes.policy.images import engine_version_gate, image_facts, image_track
+from inferx_pipeline.recipes.policy.images import (
+    engine_version_gate,
+    image_facts,
+    image_ref,
+    image_track,
+)
+from inferx_pipeline.recipes.policy.literals import control_chars, secret_literal
 from inferx_pipeline.recipes.policy.memory import memory_fit
 from inferx_pipeline.recipes.policy.rows import (
     agentic_spec_decoding,
@@ -40,12 +46,15 @@ RULES: dict[str, Rule] = {
     "thinking-explicit": thinking_explicit,
     "golden-al-only": golden_al_only,
     "engine-version-gate": engine_version_gate,
+    "image-ref": image_ref,
     "image-facts": image_facts,
     "image-track": image_track,
     "vendor-kv-offload": vendor_kv_offload,
     "agentic-spec-decoding": agentic_spec_decoding,
     "memory-fit": memory_fit,
     "referential": referential,
+    "secret-literal": secret_literal,
+    "control-chars": control_chars,
 }
 
 ServedRule = Callable[[RuleContext, Sequence[Served]], list[Finding]]

@@ -244,7 +244,7 @@ def _secret(ctx: RuleContext, path: tuple[str | int, ...], what: str) -> Finding
         "secret-literal",
         path,
         f"got a literal value for secret {what} (value not shown); expected secrets by name "
-        f"only ({ctx.data.secrets.source}); remove it from the recipe and pass it to the "
+        "only (catalog/gate.yaml secrets); remove it from the recipe and pass it to the "
         "launcher by name (secret_env)",
     )
 

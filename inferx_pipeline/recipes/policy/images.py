@@ -5,6 +5,8 @@
   catalog/version-gates.yaml). An unknown version where a gate applies is an error.
 - ``image-facts``: an agentic-coding recipe's image runs the client, so its Python must
   be in the client's range (catalog/policy.yaml); an image without that fact fails.
+- ``image-ref``: the image reference parses with the project's one parser
+  (``images/refs.py``: registry, repository, tag, digest); anything else is an error.
 - ``image-track``: a recipe that follows new tags (``engine.track``) pins its image by a
   tag, since the rule compares tags with the pinned one (a digest-only pin has none);
   ``newer-than-pinned`` needs a pinned tag with a version to compare against.
@@ -149,6 +151,15 @@ def image_facts(ctx: RuleContext) -> list[Finding]:
             ),
         )
     ]
+
+
+def image_ref(ctx: RuleContext) -> list[Finding]:
+    """Rule ``image-ref`` (see the module doc)."""
+    try:
+        ImageRef.parse(ctx.recipe.engine.image)
+    except ImageRefError as err:
+        return [ctx.finding("image-ref", _IMAGE, f"got {err}; fix the reference")]
+    return []
 
 
 def image_track(ctx: RuleContext) -> list[Finding]:
