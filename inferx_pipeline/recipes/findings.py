@@ -11,6 +11,7 @@ is the ``extends:`` path from the recipe to it, printed after the message.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -18,6 +19,13 @@ from typing import Literal
 from inferx_pipeline.errors import RecipeError
 
 Severity = Literal["error", "warning"]
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``), so a finding stays one line."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +66,7 @@ class Finding:
         head = f"{where}: " if where else ""
         head += f"{self.field}: " if self.field else ""
         via = f" (via {' -> '.join(str(p) for p in self.chain)})" if len(self.chain) > 1 else ""
-        return f"{head}{self.message} [{self.rule}]{via}"
+        return printable(f"{head}{self.message} [{self.rule}]{via}")
 
 
 def raise_for_errors(findings: list[Finding]) -> None:

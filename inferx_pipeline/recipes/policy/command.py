@@ -66,10 +66,8 @@ def _number(value: object) -> float | None:
 
 
 def _where(ctx: RuleContext, kind: str, name: str) -> tuple[str | int, ...]:
-    if kind == "env":
-        return origin(ctx.recipe, env=name)
-    path = origin(ctx.recipe, flag=name)
-    if path[:2] == ("engine", "args"):
+    path = origin(ctx.recipe, env=name) if kind == "env" else origin(ctx.recipe, flag=name)
+    if path is not None:
         return path
     # A JSON flag the adapter builds carries the recipe's speculative options.
     options = ctx.recipe.speculative.options
@@ -160,9 +158,7 @@ def headroom(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
         limit = limits.get(sku.vendor, 1.0)
         if value <= limit + 1e-9:
             continue
-        path = origin(ctx.recipe, flag=name)
-        if path[:2] != ("engine", "args"):
-            path = ("engine", "gpu-memory-utilization")
+        path = origin(ctx.recipe, flag=name) or ("engine", "gpu-memory-utilization")
         setup = " with speculative decoding" if job.speculative else ""
         out.append(
             ctx.finding(
@@ -211,13 +207,17 @@ def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
                     out.append(
                         ctx.finding(
                             "vendor-kv-offload",
-                            origin(ctx.recipe, flag=flag.name),
+                            origin(ctx.recipe, flag=flag.name) or _row_path(job),
                             f"got --{flag.name} naming {hit} ({value!s:.60}); expected no {hit} "
                             f"KV offload on {sku.vendor.upper()} SKUs ({ctx.recipe.sku}, "
                             f"{rule.source}); use kv-offloading: none or another backend",
                         )
                     )
     return _once(out)
+
+
+def _row_path(job: Served) -> tuple[str | int, ...]:
+    return (*job.row, "kv-offload-backend") if job.row else ("engine",)
 
 
 def _squash(value: object) -> str:
@@ -232,10 +232,12 @@ def secrets(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
     for job in served:
         for name in job.env:
             if rule.is_secret(name):
-                out.append(_secret(ctx, origin(ctx.recipe, env=name), f"env {name}"))
+                path = origin(ctx.recipe, env=name) or ("engine", "env")
+                out.append(_secret(ctx, path, f"env {name}"))
         for flag in flags(job.argv):
             if rule.is_secret(flag.name) and flag.value is not None:
-                out.append(_secret(ctx, origin(ctx.recipe, flag=flag.name), f"--{flag.name}"))
+                path = origin(ctx.recipe, flag=flag.name) or ("engine",)
+                out.append(_secret(ctx, path, f"--{flag.name}"))
     return _once(out)
 
 
@@ -250,22 +252,26 @@ def _secret(ctx: RuleContext, path: tuple[str | int, ...], what: str) -> Finding
 
 
 def control_chars(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
-    """Rule ``control-chars``: no control character in argv items, env names or values."""
+    """Rule ``control-chars``: no control character in argv items, env names or values.
+
+    A value the adapter made from a typed field is the recipe rule's (it names the field).
+    """
     out: list[Finding] = []
     for job in served:
         for name, value in job.env.items():
             for text, what in ((name, "name"), (value, "value")):
                 match = _CONTROL.search(text)
                 if match is not None:
-                    out.append(
-                        _control(ctx, origin(ctx.recipe, env=name), f"env {name!r} {what}", match)
-                    )
+                    path = origin(ctx.recipe, env=name) or ("engine", "env")
+                    out.append(_control(ctx, path, f"env {name!r} {what}", match))
         current: str | None = None
         for word in job.argv:
             current = norm(word.partition("=")[0]) if word.startswith("--") else current
             match = _CONTROL.search(word)
-            if match is not None and not _program(job, word):
-                path = origin(ctx.recipe, flag=current) if current else ("engine",)
+            if match is None or _program(job, word):
+                continue
+            path = origin(ctx.recipe, flag=current) if current else None
+            if path is not None:
                 out.append(_control(ctx, path, f"argv item after --{current}", match))
     return _once(out)
 

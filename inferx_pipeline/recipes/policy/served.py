@@ -42,16 +42,16 @@ class Served:
     speculative: bool = field(default=False)
 
 
-def origin(recipe: Recipe, *, flag: str | None = None, env: str | None = None) -> FieldPath:
-    """The recipe field that sets ``flag`` (any spelling) or env ``env``; the engine block
-    when the adapter set it from typed fields."""
+def origin(recipe: Recipe, *, flag: str | None = None, env: str | None = None) -> FieldPath | None:
+    """The recipe field that sets ``flag`` (any spelling) or env ``env``; None when the
+    adapter made it from typed fields (whose own rules judge them)."""
     if env is not None:
         for name in recipe.engine.env:
             if name == env or name.upper() == env.upper():
                 return ("engine", "env", name)
-        return ("engine", "env")
+        return None
     if flag is None:
-        return ("engine",)
+        return None
     wanted = norm(flag)
     args = recipe.engine.args
     if isinstance(args, dict):
@@ -65,4 +65,4 @@ def origin(recipe: Recipe, *, flag: str | None = None, env: str | None = None) -
     for key in recipe.speculative.options:
         if norm(key) == wanted:
             return ("speculative", "options", key)
-    return ("engine", "args") if args else ("engine",)
+    return None

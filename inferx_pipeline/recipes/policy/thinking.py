@@ -217,7 +217,7 @@ def _curve_identity(ctx: RuleContext, curve: GoldenCurve) -> list[Finding]:
         out.append(
             ctx.finding(
                 "golden-al-only",
-                ("speculative", "method"),
+                ("speculative", "curve"),
                 f"got method {spec.method}; golden curve {curve.name!r} measured "
                 f"{curve.method}: expected one of {', '.join(allowed)}; name a curve of this "
                 "draft method",
@@ -228,9 +228,9 @@ def _curve_identity(ctx: RuleContext, curve: GoldenCurve) -> list[Finding]:
         out.append(
             ctx.finding(
                 "golden-al-only",
-                ("speculative", "draft-model") if got is not None else ("speculative", "curve"),
+                ("speculative", "curve"),
                 f"got draft-model {got or '(none)'}; golden curve {curve.name!r} was measured "
-                f"with draft {wanted}: expected {wanted}; use that draft or its own curve",
+                f"with draft {wanted}: expected {wanted}; name the curve of this draft",
             )
         )
     return out
