@@ -16,6 +16,7 @@
     │   ├── PreflightError         an image fact breaks a rule
     │   ├── ServerStartTimeoutError     health never became ready in time
     │   └── ServerExitedError           the server process/container died
+    │       └── AllocationEndedError        its batch allocation ended (Slurm state)
     ├── BenchError             the load generator could not measure an endpoint
     │   └── EndpointError          refused connection, non-2xx, malformed SSE
     ├── StoreError             the results database refused a read or write
@@ -114,6 +115,18 @@ class ServerExitedError(LaunchError):
         self.status = status
         self.oom_killed = oom_killed
         self.log_tail = log_tail
+
+
+class AllocationEndedError(ServerExitedError):
+    """The batch allocation the server ran in ended; ``state`` is the scheduler's word for it.
+
+    Slurm states: TIMEOUT, NODE_FAIL, PREEMPTED, CANCELLED, OUT_OF_MEMORY, FAILED,
+    COMPLETED, or UNKNOWN once the scheduler has forgotten the job.
+    """
+
+    def __init__(self, message: str, *, state: str, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]  # ServerExitedError's keywords
+        self.state = state
 
 
 class BenchError(InferxError):

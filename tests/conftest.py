@@ -6,4 +6,5 @@ pytest_plugins: list[str] = [
     "tests.services.chromium",
     "tests.services.registry",
     "tests.services.vllm",
+    "tests.services.slurm",
 ]

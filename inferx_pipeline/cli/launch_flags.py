@@ -23,19 +23,21 @@ def launch_options(command: F) -> F:
     decorators = [
         click.option(
             "--launcher",
-            type=click.Choice(["sim", "docker", "local"]),
+            type=click.Choice(["sim", "docker", "local", "slurm"]),
             default="sim",
             show_default=True,
         ),
         click.option(
-            "--sim-image", default=None, help="Docker: run this simulator image, not engines."
+            "--sim-image",
+            default=None,
+            help="Docker, Slurm: run this simulator image, not engines.",
         ),
         click.option(
             "--pools",
             type=click.Path(exists=True, dir_okay=False, path_type=Path),
             default=None,
             help="Docker: runner-pools file [default: deploy/runner-pools.yaml if present, "
-            "else one pool on DOCKER_HOST].",
+            "else one pool on DOCKER_HOST]; Slurm: a kind: slurm pools file (required).",
         ),
         click.option(
             "--host-file",

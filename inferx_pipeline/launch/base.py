@@ -115,6 +115,11 @@ class ServerHandle(ABC):
         return False
 
     @property
+    def provenance(self) -> dict[str, str]:
+        """Where the server runs, for its results (e.g. a Slurm job id); {} when nothing to add."""
+        return {}
+
+    @property
     def log_path(self) -> Path:
         return self.log.path
 

@@ -13,6 +13,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from inferx_pipeline.bench.result import MetadataValue
 from inferx_pipeline.errors import InferxError
 from inferx_pipeline.launch.base import ServerHandle, http_ok
 from inferx_pipeline.launch.preflight import ImageFacts
@@ -34,6 +35,9 @@ from inferx_pipeline.sweep.server import GroupServer
 from inferx_pipeline.sweep.status import Failure, SweepPolicy, failure_from_error, judge
 
 DEAD_POINT_RETRIES = 1
+# A server ended by these is not restarted: the next allocation would hit the same time
+# limit, and a cancelled one was stopped by a person.
+NOT_RESTARTED: frozenset[str] = frozenset({"time-limit", "cancelled"})
 EXIT_SETTLE_S = 3.0
 EXIT_POLL_S = 0.05
 
@@ -157,8 +161,10 @@ class GroupRun:
                 self.server.stop()
                 outcome = self._record_failure(job, attempt, attempts, evidence, failure)
                 return outcome, failure
-            outcome, died = self._measure(job, handle, attempt, attempts, evidence)
-            if not died or len(attempts) > DEAD_POINT_RETRIES:
+            outcome, death = self._measure(job, handle, attempt, attempts, evidence)
+            if death is not None and death.status in NOT_RESTARTED:
+                return outcome, death
+            if death is None or len(attempts) > DEAD_POINT_RETRIES:
                 return outcome, None
 
     def _measure(
@@ -168,9 +174,11 @@ class GroupRun:
         attempt: int,
         attempts: list[int],
         evidence: Evidence,
-    ) -> tuple[JobOutcome, bool]:
+    ) -> tuple[JobOutcome, Failure | None]:
+        """The point's outcome, and the failure when the server died during it."""
         digest = self._digest(handle)
-        metadata = job_metadata(
+        metadata: dict[str, MetadataValue] = {**handle.provenance}
+        metadata |= job_metadata(
             job,
             vendor=self.target.vendor,
             image_digest=digest,
@@ -192,7 +200,7 @@ class GroupRun:
         if status is not None:
             failure = failure_from_error(handle.exited_error(status), "measure")
             self.server.stop()
-            return self._record_failure(job, attempt, attempts, evidence, failure), True
+            return self._record_failure(job, attempt, attempts, evidence, failure), failure
         verdict = judge(measured.result, target_al=_target_al(job), policy=self.ctx.policy)
         identity = self.ctx.identity(job, digest)
         key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=identity.key)
@@ -201,7 +209,7 @@ class GroupRun:
             self.ctx.store, key, evidence, verdict.status, message=verdict.message
         )
         self.ctx.reuse.add(manifest)
-        return outcome_of(job, manifest, tuple(attempts), result=evidence.result), False
+        return outcome_of(job, manifest, tuple(attempts), result=evidence.result), None
 
     def _digest(self, handle: ServerHandle) -> str:
         # A Docker handle knows the digest it actually ran (the image may have been pulled).

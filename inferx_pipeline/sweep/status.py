@@ -9,6 +9,9 @@ Statuses, by the phase that sets them::
     server-start-timeout        the server never came up (no URL, nothing answering health)
     health-never-ready          health answered, but never 2xx before the deadline
     server-exited               the server died (exit code, 137 = killed/OOM, log tail)
+    time-limit                  its batch allocation reached its time limit (Slurm TIMEOUT)
+    node-failed                 a node of its allocation failed (Slurm NODE_FAIL)
+    preempted                   its allocation was preempted (Slurm PREEMPTED)
     client-error-rate-exceeded  more failed requests than the policy allows (5%)
     result-invalid              zero throughput, AL off target, or the run was cut short
     cancelled                   Ctrl-C, or fail-fast after an earlier failure
@@ -27,6 +30,7 @@ from pydantic import Field
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import (
+    AllocationEndedError,
     InferxError,
     PreflightError,
     ServerExitedError,
@@ -42,6 +46,9 @@ JobStatus = Literal[
     "server-start-timeout",
     "health-never-ready",
     "server-exited",
+    "time-limit",
+    "node-failed",
+    "preempted",
     "client-error-rate-exceeded",
     "result-invalid",
     "cancelled",
@@ -49,6 +56,14 @@ JobStatus = Literal[
 GOOD_STATUSES: frozenset[str] = frozenset({"ok", "reused"})
 Phase = Literal["preflight", "start", "health", "measure"]
 POLICY_FILE = "sweep-policy.yaml"
+# A batch allocation's end state -> the status of the point it ended (else server-exited);
+# an allocation cancelled from outside (scancel) was stopped by a person.
+ALLOCATION_STATUSES: dict[str, JobStatus] = {
+    "TIMEOUT": "time-limit",
+    "NODE_FAIL": "node-failed",
+    "PREEMPTED": "preempted",
+    "CANCELLED": "cancelled",
+}
 
 
 class SweepPolicy(FrozenModel):
@@ -164,8 +179,10 @@ def failure_from_error(err: InferxError, phase: Phase, *, health_answered: bool 
     health timeout (then the server runs but is not ready, rather than not up at all).
     """
     if isinstance(err, ServerExitedError):
+        state = err.state if isinstance(err, AllocationEndedError) else ""
+        ended = ALLOCATION_STATUSES.get(state)
         return Failure(
-            status="server-exited",
+            status=ended or "server-exited",
             message=str(err),
             exit_code=err.status,
             oom_killed=err.oom_killed,

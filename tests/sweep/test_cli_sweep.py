@@ -53,7 +53,10 @@ def test_rerun_reuses_and_failure_exits_one(tmp_path: Path) -> None:
 def test_unknown_launcher_is_a_usage_error(tmp_path: Path) -> None:
     code, output = _sweep(tmp_path, "--launcher", "k8s")
     assert code == 2
-    assert "Invalid value for '--launcher': 'k8s' is not one of 'sim', 'docker', 'local'." in output
+    assert (
+        "Invalid value for '--launcher': 'k8s' is not one of 'sim', 'docker', 'local', 'slurm'."
+        in output
+    )
 
 
 def test_unknown_sku_in_the_pools_file_fails_before_anything_starts(tmp_path: Path) -> None:

@@ -1,0 +1,125 @@
+"""Slurm through its CLI on the submit host: ``sbatch --parsable``, ``squeue --json``, ``scancel``.
+
+Why the CLI (and not ``slurmrestd`` or ``dagster-slurm``): every Slurm site has the
+client commands on its login nodes, authenticated by munge as the submitting user, while
+``slurmrestd`` is an extra daemon with JWT set-up that many sites do not run and whose
+API versions change with each release (22.05 serves v0.0.36-v0.0.38, later releases
+drop them). ``squeue --json`` is the same OpenAPI data model as ``slurmrestd``, so
+parsing stays structured. ``dagster-slurm`` ships Python payloads to the cluster through
+Dagster Pipes; an engine container that must serve HTTP for hours and be health-checked
+and cancelled by us is not that shape.
+
+Jobs that have ended stay visible to ``squeue -t all`` for ``MinJobAge`` seconds (300 by
+default); there is no ``sacct`` without slurmdbd, so a job gone from ``squeue`` is ended
+with its state unknown.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from inferx_pipeline.errors import LaunchError
+
+COMMAND_TIMEOUT_S = 30.0
+ACTIVE_STATES = frozenset({"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED"})
+
+
+class SlurmJob(BaseModel):
+    """The fields of one ``squeue --json`` job this package reads (the rest are ignored)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    job_id: int
+    name: str
+    job_state: str
+    state_reason: str = ""
+    nodes: str = ""
+    comment: str = ""
+    exit_code: int | None = None
+
+    @property
+    def active(self) -> bool:
+        """Pending, running or still ending (not yet a terminal state)."""
+        return self.job_state in ACTIVE_STATES
+
+
+class _Queue(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    jobs: list[SlurmJob]
+
+
+class SlurmCli:
+    """Runs Slurm client commands with ``environ`` (``SLURM_CONF`` and secrets live there).
+
+    ``cluster`` adds ``--clusters`` to every command (federations, ``sbatch -M``).
+    """
+
+    def __init__(self, environ: Mapping[str, str], *, cluster: str | None = None) -> None:
+        self.environ = dict(environ)
+        self.cluster = cluster
+
+    def _run(self, argv: Sequence[str], stdin: str | None = None) -> str:
+        cluster = [f"--clusters={self.cluster}"] if self.cluster else []
+        command = [argv[0], *cluster, *argv[1:]]
+        try:
+            done = subprocess.run(
+                command,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env=self.environ,
+                timeout=COMMAND_TIMEOUT_S,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise LaunchError(
+                f"{argv[0]}: cannot run: {err}; is this a Slurm submit host?"
+            ) from err
+        if done.returncode != 0:
+            raise LaunchError(f"{' '.join(command)}: {done.stderr.strip() or 'failed'}")
+        return done.stdout
+
+    def submit(self, script: str, options: Iterable[str]) -> int:
+        """``sbatch --parsable`` ``script`` (given on stdin); the new job's id."""
+        out = self._run(["sbatch", "--parsable", *options], stdin=script).strip()
+        try:
+            return int(out.split(";", 1)[0])
+        except ValueError as err:
+            raise LaunchError(f"sbatch --parsable answered {out!r}; expected a job id") from err
+
+    def _queue(self, *args: str) -> list[SlurmJob]:
+        out = self._run(["squeue", "--json", *args])
+        try:
+            return _Queue.model_validate_json(out).jobs
+        except ValidationError as err:
+            raise LaunchError(f"squeue --json answered an unexpected document: {err}") from err
+
+    def job(self, job_id: int) -> SlurmJob | None:
+        """Job ``job_id`` in any state, None once Slurm has forgotten it (after MinJobAge)."""
+        try:
+            jobs = self._queue("--states=all", f"--jobs={job_id}")
+        except LaunchError as err:
+            if "Invalid job id" in str(err):
+                return None
+            raise
+        return next((job for job in jobs if job.job_id == job_id), None)
+
+    def active_jobs(self) -> list[SlurmJob]:
+        """The jobs Slurm lists as pending, running or ending (every user's)."""
+        return [job for job in self._queue() if job.active]
+
+    def cancel(self, job_ids: Iterable[int]) -> None:
+        """``scancel`` the jobs (an already ended job is not an error)."""
+        ids = [str(job_id) for job_id in job_ids]
+        if ids:
+            self._run(["scancel", *ids])
+
+    def node_addresses(self, nodelist: str) -> dict[str, str]:
+        """Node name -> its communication address (``NodeAddr``) for a nodelist like node[1-2]."""
+        out = self._run(["sinfo", "-h", "-N", f"--nodes={nodelist}", "-o", "%N %o"])
+        rows = [line.split() for line in out.splitlines() if line.strip()]
+        return {row[0]: row[1] for row in rows if len(row) == 2}

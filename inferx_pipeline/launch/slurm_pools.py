@@ -1,0 +1,142 @@
+"""Slurm runner pools: which partitions serve which GPU SKUs, and how engines run there (data).
+
+::
+
+    # deploy/slurm-pools.yaml
+    kind: slurm
+    source: cluster inventory, 2026-12
+    pools:
+      h200-dgxc:
+        skus: [h200]
+        cluster: dgxc               # sbatch --clusters (omit for the local cluster)
+        partition: batch
+        account: bench
+        qos: normal
+        gres_per_node: "gpu:8"
+        time_limit: "04:00:00"      # one server group's allocation
+        runtime: pyxis              # pyxis | docker | apptainer | none
+        model_store: {models: {Qwen/Qwen3-0.6B: /lustre/models/qwen3-0.6b}}
+        nodes: 4                    # nodes this pool may hold at once (Dagster pool limit)
+
+A pools file with ``kind: slurm`` is read by ``load_runner_pools`` where a Docker
+runner-pools file is accepted (``inferx dagster pools``, ``--pools``), so the per-SKU
+Dagster pool limits come from the same ``nodes`` field for either kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import Field, model_validator
+
+from inferx_pipeline.catalog import read_model
+from inferx_pipeline.errors import CatalogError, LaunchError
+from inferx_pipeline.launch.models import ModelStore
+from inferx_pipeline.launch.pools import ANY_SKU, RunnerPools, load_pools
+from inferx_pipeline.strict import FrozenModel, StrictModel
+
+Runtime = Literal["pyxis", "docker", "apptainer", "none"]
+
+
+class SlurmPool(FrozenModel):
+    """One partition (and the account/QoS it is used under) serving some SKUs."""
+
+    skus: tuple[str, ...] = Field(min_length=1, description="SKU ids, or '*' for any SKU.")
+    cluster: str | None = Field(default=None, description="sbatch --clusters; None = default.")
+    partition: str = Field(description="sbatch --partition.")
+    account: str | None = Field(default=None, description="sbatch --account.")
+    qos: str | None = Field(default=None, description="sbatch --qos.")
+    gres_per_node: str | None = Field(
+        default=None, description="sbatch --gres, e.g. gpu:8; None = the server's GPU count."
+    )
+    time_limit: str = Field(
+        description="sbatch --time for one server group's allocation, e.g. 04:00:00."
+    )
+    runtime: Runtime = Field(description="How the engine runs on a node.")
+    model_store: ModelStore = Field(
+        default_factory=ModelStore, description="Where checkpoints lie on the nodes."
+    )
+    nodes: int = Field(default=1, ge=1, description="Nodes held at once (Dagster pool limit).")
+    replicas: int = Field(
+        default=1, ge=1, description="Engine replicas per allocation, one per node (data parallel)."
+    )
+    programs: dict[str, str] = Field(
+        default_factory=dict,
+        description="Runtime none: argv[0] of the adapters -> executable on the nodes.",
+    )
+    log_dir: Path | None = Field(
+        default=None,
+        description="Shared folder for job output (seen by nodes and submit host); "
+        "None = the sweep's log folder.",
+    )
+    secret_env: tuple[str, ...] = Field(
+        default=(), description="Secrets passed to every engine, by name."
+    )
+    extra_args: tuple[str, ...] = Field(
+        default=(), description="More sbatch options, verbatim (e.g. --exclusive)."
+    )
+
+    @model_validator(mode="after")
+    def _replicas_fit(self) -> SlurmPool:
+        if self.replicas > self.nodes:
+            raise ValueError(f"replicas {self.replicas} need as many nodes; nodes is {self.nodes}")
+        return self
+
+
+class SlurmPools(StrictModel):
+    """All Slurm pools, by name; each SKU belongs to at most one."""
+
+    kind: Literal["slurm"]
+    source: str = Field(description="Where this inventory comes from.")
+    pools: dict[str, SlurmPool]
+
+    @model_validator(mode="after")
+    def _one_pool_per_sku(self) -> SlurmPools:
+        seen: dict[str, str] = {}
+        for name, pool in self.pools.items():
+            for sku in pool.skus:
+                if sku in seen:
+                    raise ValueError(f"SKU {sku!r} is in pools {seen[sku]!r} and {name!r}")
+                seen[sku] = name
+        return self
+
+    def pool_for(self, sku: str) -> tuple[str, SlurmPool]:
+        """The (name, pool) serving ``sku``: the pool naming it, else the ``'*'`` pool."""
+        for wanted in (sku, ANY_SKU):
+            for name, pool in self.pools.items():
+                if wanted in pool.skus:
+                    return name, pool
+        listed = ", ".join(f"{n} ({', '.join(p.skus)})" for n, p in self.pools.items())
+        raise LaunchError(
+            f"no Slurm pool serves SKU {sku!r}; it has pools {listed or 'none'}; "
+            f"add the SKU to a pool's skus or add a pool with skus: ['{ANY_SKU}']"
+        )
+
+
+def load_slurm_pools(path: Path) -> SlurmPools:
+    """The Slurm pools in ``path``; CatalogError naming the file and field when malformed."""
+    if not path.is_file():
+        raise CatalogError(f"{path}: no Slurm pools file; pass --pools with a kind: slurm file")
+    return read_model(path, SlurmPools, "Slurm pools")
+
+
+def pools_kind(path: Path | None) -> str:
+    """``slurm`` for a file whose top-level ``kind`` says so, else ``docker``."""
+    if path is None or not path.is_file():
+        return "docker"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise CatalogError(f"{path}: cannot read runner pools: {err}") from err
+    return "slurm" if isinstance(data, dict) and data.get("kind") == "slurm" else "docker"
+
+
+def load_runner_pools(path: Path | None, environ: Mapping[str, str]) -> RunnerPools | SlurmPools:
+    """Docker or Slurm pools from ``path`` (by its ``kind``); the Docker default without one."""
+    if pools_kind(path) == "slurm":
+        assert path is not None  # pools_kind says docker for no file
+        return load_slurm_pools(path)
+    return load_pools(path, environ)

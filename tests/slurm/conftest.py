@@ -1,0 +1,52 @@
+"""Fixtures for the Slurm tests: pools on the private cluster, fast simulator settings."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.launch.slurm_pools import SlurmPool, SlurmPools
+from tests.services.slurm_cluster import Cluster
+
+FAST_SIM = SimOptions(load_time_s=0, time_scale=0.001, startup_timeout_s=60)
+DRAIN_DEADLINE_S = 30.0
+
+
+def cluster_pool(**fields: object) -> SlurmPool:
+    """A pool on the private cluster's partition: runtime none, this interpreter as python."""
+    base: dict[str, object] = {
+        "skus": ("*",),
+        "partition": "gpu",
+        "time_limit": "5",
+        "runtime": "none",
+        "programs": {"python": sys.executable},
+        "nodes": 2,
+    }
+    return SlurmPool.model_validate({**base, **fields})
+
+
+def write_pools(path: Path, **fields: object) -> Path:
+    """A ``kind: slurm`` pools file with one pool ``test`` (``fields`` override it)."""
+    pools = SlurmPools(
+        kind="slurm", source="the tests' private cluster", pools={"test": cluster_pool(**fields)}
+    )
+    path.write_text(yaml.safe_dump(pools.model_dump(mode="json")))
+    return path
+
+
+def slurm_env(cluster: Cluster) -> dict[str, str]:
+    """This process's environment plus what a Slurm client needs to reach the cluster."""
+    return {**os.environ, **cluster.env}
+
+
+def assert_queue_drains(cluster: Cluster, deadline_s: float = DRAIN_DEADLINE_S) -> None:
+    """Poll until ``squeue`` lists no job; fail naming the jobs left at the deadline."""
+    deadline = time.monotonic() + deadline_s
+    while (jobs := cluster.active_jobs()) and time.monotonic() < deadline:
+        time.sleep(0.2)  # polling squeue, bounded by the deadline
+    assert jobs == [], f"jobs left in the queue: {jobs}"
