@@ -270,9 +270,9 @@ def control_chars(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
             match = _CONTROL.search(word)
             if match is None or _program(job, word):
                 continue
-            path = origin(ctx.recipe, flag=current) if current else None
-            if path is not None:
-                out.append(_control(ctx, path, f"argv item after --{current}", match))
+            where = origin(ctx.recipe, flag=current) if current else None
+            if where is not None:
+                out.append(_control(ctx, where, f"argv item after --{current}", match))
     return _once(out)
 
 
