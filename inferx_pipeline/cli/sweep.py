@@ -1,6 +1,7 @@
 """``inferx sweep [PATHS...] [selection] --launcher sim|docker``: measure the selected jobs.
 
-Exit status: 0 when every job is ok or reused, 1 when any failed, 130 when cancelled.
+Exit status: 0 when every job is ok or reused, 1 when any failed, 130 when cancelled
+(Ctrl-C or SIGTERM: the servers are stopped and the run is recorded either way).
 With ``--launcher docker`` the Docker hosts come from the runner pools (``--pools``,
 default ``deploy/runner-pools.yaml`` when present, else one pool on ``DOCKER_HOST``).
 """
@@ -23,6 +24,7 @@ from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.console import RichProgress, counts_line, summary_table
 from inferx_pipeline.sweep.runner import run_sweep
+from inferx_pipeline.sweep.signals import terminate_as_interrupt
 from inferx_pipeline.sweep.status import load_policy
 
 
@@ -50,7 +52,7 @@ def sweep(
         settings, run_id=run_id, skus={job.sku for job in jobs}, environ=os.environ
     )
     console = Console()
-    with RichProgress(console) as progress:
+    with terminate_as_interrupt(), RichProgress(console) as progress:
         report = run_sweep(
             jobs,
             backend=backend,

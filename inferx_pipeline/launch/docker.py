@@ -1,8 +1,10 @@
 """Runs a ServerSpec as a container through the Docker Engine API (docker-py, no CLI).
 
-Each container carries the labels ``inferx.job``, ``inferx.fingerprint`` and
-``inferx.run``; ``cleanup_orphans`` finds the containers a crashed run left behind
-by those labels and removes them (keeping their logs). The log is streamed into a
+Each container carries the labels ``inferx.job``, ``inferx.fingerprint``, ``inferx.run``
+and ``inferx.owner`` (the process running the sweep, ``ownership.Owner``);
+``cleanup_orphans`` finds the containers a crashed or killed run left behind by those
+labels and removes them (keeping their logs), never those of a sweep still running in
+another process. The log is streamed into a
 file while the container runs, so it survives the container's removal on ``stop()``.
 """
 
@@ -29,11 +31,13 @@ from inferx_pipeline.launch.docker_args import (
     PullPolicy,
     container_kwargs,
 )
+from inferx_pipeline.launch.ownership import Owner
 from inferx_pipeline.launch.secrets import secret_values
 from inferx_pipeline.launch.spec import ServerSpec
 
 LOG_JOIN_S = 10.0
 KILLED = 137  # 128 + SIGKILL: what a container removed from under us most likely met
+LABEL_OWNER = "inferx.owner"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -196,6 +200,7 @@ class DockerLauncher:
             options=self.options,
             secrets=secret_values(spec, self.environ),
         )
+        kwargs["labels"] = {**kwargs["labels"], LABEL_OWNER: Owner.current(self.run_id).label}
         log = LogBuffer(log_file(self.log_dir, spec))
         try:
             container = self.client.containers.create(**kwargs)
@@ -224,17 +229,25 @@ class DockerLauncher:
     def cleanup_orphans(self, run_id: str | None = None) -> list[str]:
         """Remove containers left by an earlier run (``run_id``, or any run when None).
 
-        This launcher's own run is never touched. Each orphan's log is saved under
-        ``log_dir`` first. Returns the removed containers' names.
+        This launcher's own run is never touched, nor a run whose owner is another live
+        process (or one on another host, which cannot be checked from here). Each
+        orphan's log is saved under ``log_dir`` first. Returns the removed containers' names.
         """
         label = LABEL_RUN if run_id is None else f"{LABEL_RUN}={run_id}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         removed = []
         for container in self.client.containers.list(all=True, filters={"label": label}):
-            if container.labels.get(LABEL_RUN) == self.run_id:
+            run = container.labels.get(LABEL_RUN, "")
+            if run == self.run_id or _owned_elsewhere(run, container.labels.get(LABEL_OWNER)):
                 continue
             with contextlib.suppress(NotFound, APIError):
                 (self.log_dir / f"orphan-{container.name}.log").write_bytes(container.logs())
                 container.remove(force=True)
                 removed.append(container.name)
         return removed
+
+
+def _owned_elsewhere(run_id: str, label: str | None) -> bool:
+    # This process's other runs are over (a sweep runs one run at a time): orphans.
+    owner = Owner.from_label(run_id, label) if label else None
+    return owner is not None and owner.pid != os.getpid() and owner.alive()

@@ -12,7 +12,8 @@
 The launcher picks a free loopback port, fills ``{port}`` and ``{model}``, and hands the
 spec to the subprocess launcher: readiness is the engine's own health path with the
 spec's deadline, the log is captured, and the group is stopped and reaped on every exit
-path. The engine version is the installed package's, read with the engine's own Python.
+path; with a ``ProcessLedger`` it is owned by its run (``ownership.py``). The engine
+version is the installed package's, read with the engine's own Python.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.base import fill_port
 from inferx_pipeline.launch.models import ModelStore, fill_model
+from inferx_pipeline.launch.ownership import ProcessLedger
 from inferx_pipeline.launch.preflight import ImageFacts
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.launch.subprocess import SubprocessHandle, SubprocessLauncher
@@ -105,9 +107,13 @@ class LocalLauncher:
         *,
         grace_s: float = 10.0,
         environ: Mapping[str, str] | None = None,
+        ledger: ProcessLedger | None = None,
+        run_id: str = "",
     ) -> None:
         self.host = host
-        self._processes = SubprocessLauncher(log_dir, grace_s=grace_s, environ=environ)
+        self._processes = SubprocessLauncher(
+            log_dir, grace_s=grace_s, environ=environ, ledger=ledger, run_id=run_id
+        )
 
     def resolve(self, spec: ServerSpec, port: int) -> ServerSpec:
         """``spec`` as it runs here: program path, model location, port, store env (pure)."""

@@ -4,11 +4,17 @@ With ``spec.port == 0`` the launcher passes ``0`` for ``{port}`` and reads the b
 URL from the child's ``INFERX_SIM_LISTENING http://HOST:PORT`` stdout line. The child
 gets its own process group: ``stop()`` sends SIGTERM to the group, then SIGKILL after
 the grace period. stdout and stderr go, merged, to a log file and an in-memory tail.
+
+Ownership: with a ``ProcessLedger`` each group is recorded under its run until it is
+stopped, so the next sweep stops what a killed run left (``ownership.py``); and a
+child started from the main thread gets SIGTERM from the kernel when its parent dies
+(Linux ``PR_SET_PDEATHSIG``), so even a SIGKILL of the sweep leaves no server behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -16,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -29,10 +35,12 @@ from inferx_pipeline.launch.base import (
     fill_port,
     log_file,
 )
-from inferx_pipeline.launch.secrets import secret_values
+from inferx_pipeline.launch.ownership import Owner, ProcessLedger
+from inferx_pipeline.launch.secrets import engine_env
 from inferx_pipeline.launch.spec import ServerSpec
 
 LISTENING_PREFIX = "INFERX_SIM_LISTENING "
+PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 URL_POLL_S = 0.1
 READER_JOIN_S = 5.0
 
@@ -63,16 +71,44 @@ def exit_code(returncode: int) -> int:
     return returncode if returncode >= 0 else 128 - returncode
 
 
+def parent_death_signal() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that asks the kernel to SIGTERM the child when this process dies.
+
+    None off Linux, and off the main thread: the kernel sends the signal when the
+    *thread* that forked exits, which for a worker thread is long before the run ends.
+    """
+    if (
+        not sys.platform.startswith("linux")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child may not import
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return arm
+
+
 class SubprocessHandle(ServerHandle):
     """A child process started by ``SubprocessLauncher``."""
 
     def __init__(
-        self, spec: ServerSpec, proc: subprocess.Popen[bytes], log: LogBuffer, grace_s: float
+        self,
+        spec: ServerSpec,
+        proc: subprocess.Popen[bytes],
+        log: LogBuffer,
+        grace_s: float,
+        ledger: ProcessLedger | None = None,
     ) -> None:
         fixed = f"http://127.0.0.1:{spec.port}" if spec.port else ""
         super().__init__(spec, fixed, log)
         self.proc = proc
         self.grace_s = grace_s
+        self.ledger = ledger
         self._url_seen = threading.Event()
         self._stopped = False
         assert proc.stdout is not None  # Popen(stdout=PIPE) always has one
@@ -126,6 +162,8 @@ class SubprocessHandle(ServerHandle):
             except subprocess.TimeoutExpired:
                 self._signal_group(signal.SIGKILL)
                 self.proc.wait()
+        if self.ledger is not None:
+            self.ledger.forget(self.proc.pid)
         self._reader.join(READER_JOIN_S)
         self.log.close()
 
@@ -138,8 +176,9 @@ class SubprocessHandle(ServerHandle):
 class SubprocessLauncher:
     """Starts servers as child processes; logs go under ``log_dir``.
 
-    ``environ`` (default: this process's environment, read at construction) is the
-    base of the child's environment; the spec's ``env`` is laid over it.
+    ``environ`` (default: this process's environment, read at construction) is where
+    the child's host basics and secrets come from; the child gets only those and the
+    spec's ``env`` (``secrets.engine_env``).
     """
 
     def __init__(
@@ -148,10 +187,14 @@ class SubprocessLauncher:
         *,
         grace_s: float = 10.0,
         environ: Mapping[str, str] | None = None,
+        ledger: ProcessLedger | None = None,
+        run_id: str = "",
     ) -> None:
         self.log_dir = log_dir
         self.grace_s = grace_s
         self.environ = dict(os.environ if environ is None else environ)
+        self.ledger = ledger
+        self.run_id = run_id
 
     def start(self, spec: ServerSpec) -> SubprocessHandle:
         """Start ``spec``'s argv; return once its URL is known (not yet healthy).
@@ -160,7 +203,7 @@ class SubprocessLauncher:
         ``ServerStartTimeoutError``; on any failure the child is already stopped.
         """
         argv = resolve_executable(fill_port(spec.argv, spec.port))
-        env = {**self.environ, **spec.env, **secret_values(spec, self.environ)}
+        env = engine_env(spec, self.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # the URL line must not sit in a buffer
         log = LogBuffer(log_file(self.log_dir, spec))
         try:
@@ -171,11 +214,15 @@ class SubprocessLauncher:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                # Runs in the forked child before exec; it only calls prctl and getppid.
+                preexec_fn=parent_death_signal(),
             )
         except OSError as err:
             log.close()
             raise LaunchError(f"server {spec.name}: cannot run {argv[0]}: {err}") from err
-        handle = SubprocessHandle(spec, proc, log, self.grace_s)
+        handle = SubprocessHandle(spec, proc, log, self.grace_s, self.ledger)
         with cleanup_on_failure(handle):
+            if self.ledger is not None:
+                self.ledger.record(Owner.current(self.run_id), proc.pid)
             handle.await_url(spec.startup_timeout_s)
         return handle

@@ -29,6 +29,7 @@ from inferx_pipeline.launch.docker_args import DockerOptions
 from inferx_pipeline.launch.docker_probe import DockerProbeRunner
 from inferx_pipeline.launch.local import LocalFacts, LocalHost, LocalLauncher
 from inferx_pipeline.launch.models import ModelStore
+from inferx_pipeline.launch.ownership import ProcessLedger
 from inferx_pipeline.launch.preflight import FactCache
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.launch.subprocess import SubprocessLauncher
@@ -50,7 +51,7 @@ class SweepBackend:
     digests: DigestSource
     preflight: Preflight = no_preflight
     simulated: bool = False
-    # Run once before the first server starts (Docker: remove orphans of crashed runs).
+    # Run once before the first server starts: stop the servers of dead runs.
     prepare: Callable[[], object] = field(default=lambda: None, repr=False)
 
     def for_sku(self, sku: str) -> SweepBackend:
@@ -92,15 +93,25 @@ def _vendor_of(catalog: Catalog) -> Callable[[str], str]:
 
 
 def simulator_backend(
-    catalog: Catalog, log_dir: Path, options: SimOptions | None = None
+    catalog: Catalog,
+    log_dir: Path,
+    options: SimOptions | None = None,
+    *,
+    ledger: ProcessLedger | None = None,
+    run_id: str = "",
 ) -> SweepBackend:
-    """Every job on a simulated server run as a child process (no Docker, no GPU)."""
+    """Every job on a simulated server run as a child process (no Docker, no GPU).
+
+    With ``ledger`` each server is recorded as owned by ``run_id``, and the first server
+    of the sweep is preceded by stopping those of dead runs (``ledger.reap``).
+    """
     return SweepBackend(
-        launcher=SubprocessLauncher(log_dir),
+        launcher=SubprocessLauncher(log_dir, ledger=ledger, run_id=run_id),
         specs=sim_specs(catalog, options or SimOptions()),
         vendor_of=_vendor_of(catalog),
         digests=FixedDigests(simulated_digest()),
         simulated=True,
+        prepare=ledger.reap if ledger else lambda: None,
     )
 
 
@@ -127,16 +138,20 @@ def local_backend(
     log_dir: Path,
     *,
     environ: Mapping[str, str] | None = None,
+    ledger: ProcessLedger | None = None,
+    run_id: str = "",
 ) -> SweepBackend:
-    """Each job's real engine as a process group on this host (``launch/local.py``)."""
+    """Each job's real engine as a process group on this host (``launch/local.py``);
+    ``ledger`` and ``run_id`` as for ``simulator_backend``."""
     facts = LocalFacts(host)
     return SweepBackend(
-        launcher=LocalLauncher(host, log_dir, environ=environ),
+        launcher=LocalLauncher(host, log_dir, environ=environ, ledger=ledger, run_id=run_id),
         specs=with_tokenizer(engine_specs(catalog), host.models),
         vendor_of=_vendor_of(catalog),
         digests=facts,
         preflight=facts,
         simulated=False,
+        prepare=ledger.reap if ledger else lambda: None,
     )
 
 
