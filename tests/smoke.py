@@ -17,31 +17,38 @@ import yaml
 from tests.paths import ROOT
 
 
-def smoke_catalog(root: Path) -> None:
-    """``root/catalog``: links to the checkout's catalog files, relaxed validity rules."""
+def smoke_catalog(root: Path, *, saturation: bool = False) -> None:
+    """``root/catalog``: links to the checkout's catalog files, relaxed validity rules.
+
+    ``saturation`` keeps the client-saturation rule as shipped (real-engine tests: a CPU
+    engine busy on the client's cores must not make a point invalid).
+    """
     (root / "catalog").mkdir(parents=True)
     for source in (ROOT / "catalog").iterdir():
         (root / "catalog" / source.name).symlink_to(source)
     validity = root / "catalog" / "bench-validity.yaml"
     rules = yaml.safe_load(validity.read_text())
     rules["min_duration_s"] = 0.0
-    rules["saturation"] = {
-        "max_event_loop_lag_p99_ms": 1e9,
-        "max_cpu_percent": 1e9,
-        "lag_owned_cpu_percent": 1e9,
-    }
+    if not saturation:
+        rules["saturation"] = {
+            "max_event_loop_lag_p99_ms": 1e9,
+            "max_cpu_percent": 1e9,
+            "lag_owned_cpu_percent": 1e9,
+        }
     validity.unlink()
     validity.write_text(yaml.safe_dump(rules))
 
 
-def smoke_root(root: Path, recipes: Iterable[str] | None = None) -> Path:
+def smoke_root(
+    root: Path, recipes: Iterable[str] | None = None, *, saturation: bool = False
+) -> Path:
     """A project root at ``root`` with the smoke catalog.
 
-    ``recipes`` None: the checkout's recipes and golden curves, linked. Otherwise copies
-    of the curves and fragments (tests may edit them) and of the named recipe files
-    (paths under recipes/).
+    ``saturation`` as in ``smoke_catalog``. ``recipes`` None: the checkout's recipes and
+    golden curves, linked. Otherwise copies of the curves and fragments (tests may edit
+    them) and of the named recipe files (paths under recipes/).
     """
-    smoke_catalog(root)
+    smoke_catalog(root, saturation=saturation)
     if recipes is None:
         (root / "recipes").symlink_to(ROOT / "recipes")
         (root / "golden_al_distribution").symlink_to(ROOT / "golden_al_distribution")

@@ -96,6 +96,9 @@ def request_body(
     return orjson.dumps(body)
 
 
+_DELTA_TEXT_KEYS = ("reasoning", "reasoning_content", "content")
+
+
 class SseReader:
     """Parses SSE ``data:`` lines into a record, timestamping each read once."""
 
@@ -152,7 +155,9 @@ class SseReader:
             delta = choice.get("delta") or {}
             if not isinstance(delta, dict):
                 raise self._malformed(payload, "delta as an object")
-            return str(delta.get("content") or delta.get("reasoning_content") or "")
+            # Thinking arrives as `reasoning` (vLLM >= 0.32 with --reasoning-parser) or
+            # `reasoning_content` (SGLang, older vLLM); the answer as `content`.
+            return "".join(str(delta.get(key) or "") for key in _DELTA_TEXT_KEYS)
         return str(choice.get("text") or "")
 
     def _malformed(self, payload: bytes, expected: str) -> StreamError:

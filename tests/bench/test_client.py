@@ -60,6 +60,15 @@ def test_sse_reader_handles_split_lines_and_usage_only_chunk() -> None:
     assert reader.done and reader.text() == "ab"
 
 
+def test_chat_deltas_of_reasoning_and_content_are_all_generated_text() -> None:
+    record = RequestRecord(index=0, prompt_len=1, max_tokens=3)
+    reader = SseReader(record, "chat", "u")
+    reader.feed(b'data: {"choices":[{"delta":{"reasoning":"r1"}}]}\n\n', 1)
+    reader.feed(b'data: {"choices":[{"delta":{"reasoning_content":"r2"}}]}\n\n', 2)
+    reader.feed(b'data: {"choices":[{"delta":{"content":"c","reasoning":null}}]}\n\n', 3)
+    assert record.chunk_ns == [1, 2, 3] and reader.text() == "r1r2c"
+
+
 def test_sse_error_event_fails_the_request() -> None:
     reader = SseReader(RequestRecord(index=0, prompt_len=1, max_tokens=1), "chat", "u")
     with pytest.raises(StreamError, match="error event from u: overloaded"):

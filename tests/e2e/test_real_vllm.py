@@ -80,7 +80,8 @@ def test_cpu_recipe_sweeps_publishes_and_is_drawn_as_real(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
     since = time.time()
-    root = smoke_root(tmp_path / "root", [RECIPE_FILE])
+    # The shipped client-saturation rule: a busy CPU engine is contention, not saturation.
+    root = smoke_root(tmp_path / "root", [RECIPE_FILE], saturation=True)
     env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
     art = tmp_path / "art"
     sweep = ["sweep", "--launcher", "local", "--host-file", str(cpu_host.path)]
@@ -196,3 +197,25 @@ def test_real_server_killed_mid_point_is_server_exited_with_its_log(
     assert outcome.attempts == (1, 2) and len(killer.handles) == 2
     assert _engines(cpu_host.model_dir, since) == [], "no engine is left running"
     assert all(h.exit_status() is not None for h in killer.handles)
+
+
+def test_cpu_recipe_materializes_through_dagster_on_the_local_launcher(
+    cpu_host: CpuHost, tmp_path: Path
+) -> None:
+    since = time.time()
+    root = smoke_root(tmp_path / "root", [RECIPE_FILE], saturation=True)
+    state = tmp_path / "state"
+    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(state), "COLUMNS": "200"}
+    args = ["materialize", "--recipe", TINY_RECIPE, "--launcher", "local"]
+    args += ["--host-file", str(cpu_host.path), "--num-prompts", "8"]
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert "SUCCESS" in result.output and "2 ok" in result.output, result.output
+    assert _engines(cpu_host.model_dir, since) == [], "the engine is stopped with the run"
+    results = ResultStore(f"sqlite:///{state / 'results.sqlite'}")
+    try:
+        rows = results.read_frame()
+    finally:
+        results.close()
+    assert sorted(rows["conc"]) == [1, 4] and not rows["simulated"].any()
+    assert set(rows["image_digest"]) == {"local:vllm==0.32.0+cpu"}

@@ -12,11 +12,15 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 from inferx_pipeline.launch.local import LocalHost, load_local_host
 from tests.paths import ROOT
+from tests.services.docker_engine import DockerEngine
+from tests.services.engine_images import ImageBuildError
+from tests.services.vllm_image import ensure_vllm_cpu_image
 
 TINY_MODEL = "inferx/tiny-qwen3"
 TINY_RECIPE = "tiny-qwen3-bf16-cpu-vllm-ngram"
@@ -39,7 +43,7 @@ class CpuHost:
         return self.host.programs["vllm"].path.parent / "python"
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str) -> NoReturn:
     if os.environ.get("CI") == "true":
         pytest.fail(f"the real vLLM (CPU) is required under CI=true: {reason}")
     pytest.skip(reason)
@@ -60,3 +64,15 @@ def cpu_host(tmp_path_factory: pytest.TempPathFactory) -> CpuHost:
         output = getattr(err, "stderr", b"") or b""
         _unavailable(f"scripts/cpu-host failed: {err}\n{output.decode(errors='replace')[-2000:]}")
     return CpuHost(path=path, host=load_local_host(path))
+
+
+@pytest.fixture(scope="session")
+def vllm_cpu_image(docker_engine: DockerEngine, base_image: str, cpu_host: CpuHost) -> str:
+    """``inferx/vllm-cpu:<version>`` on the private daemon, built once per input hash.
+
+    After ``cpu_host``: the image's wheels are pinned to the host venv it builds.
+    """
+    try:
+        return ensure_vllm_cpu_image(docker_engine.client, base_image)
+    except ImageBuildError as err:
+        _unavailable(f"the vLLM (CPU) image could not be built: {err}")

@@ -82,16 +82,16 @@ def _wheels(python: Path) -> Path:
     return out
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """Silent: the build's own log says enough."""
+
+
 @contextlib.contextmanager
 def _served(folder: Path) -> Iterator[str]:
     """``folder`` as a pip find-links page on a loopback port while the block runs."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
-
-    class Quiet(handler):  # type: ignore[misc,valid-type]  # a partial of a handler class
-        def log_message(self, *args: object) -> None:  # the build's own log says enough
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
