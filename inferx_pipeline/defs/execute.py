@@ -23,7 +23,8 @@ from inferx_pipeline.defs.assets import pool_name
 from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
 from inferx_pipeline.defs.partitions import add_images, range_tags
 from inferx_pipeline.defs.tags import REASON_TAG
-from inferx_pipeline.launch.pools import RunnerPools, load_pools
+from inferx_pipeline.launch.pools import RunnerPools
+from inferx_pipeline.launch.slurm_pools import SlurmPools, load_runner_pools
 from inferx_pipeline.matrix.partitions import Cell, CellRange, covering_ranges
 from inferx_pipeline.strict import FrozenModel
 
@@ -74,8 +75,8 @@ def local_instance(home: Path) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
-def pool_limits(skus: Iterable[str], pools: RunnerPools) -> dict[str, int]:
-    """Pool name -> limit for each SKU: the ``nodes`` of the runner pool serving it.
+def pool_limits(skus: Iterable[str], pools: RunnerPools | SlurmPools) -> dict[str, int]:
+    """Pool name -> limit for each SKU: the ``nodes`` of the Docker or Slurm pool serving it.
 
     Raises LaunchError naming a SKU that no runner pool serves.
     """
@@ -100,7 +101,7 @@ def prepare_instance(
     Returns the limits set. Raises CatalogError for a malformed runner-pools file and
     LaunchError for a SKU no pool serves.
     """
-    limits = pool_limits(skus, load_pools(pools_file, environ))
+    limits = pool_limits(skus, load_runner_pools(pools_file, environ))
     instance = local_instance(home)
     try:
         apply_pool_limits(instance, limits)

@@ -11,6 +11,7 @@ import yaml
 
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.launch.slurm_pools import SlurmPool, SlurmPools
+from tests.defs.conftest import project  # noqa: F401  # the Dagster tests' project fixture
 from tests.services.slurm_cluster import Cluster
 
 FAST_SIM = SimOptions(load_time_s=0, time_scale=0.001, startup_timeout_s=60)
