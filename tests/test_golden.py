@@ -96,3 +96,27 @@ def test_invalid_curve_file_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("curve_model: x\nthinking_on: {one: 2}\n")
     with pytest.raises(GoldenCurveError, match=r"bad.yaml: invalid golden curve"):
         load_golden(tmp_path)
+
+
+def test_provenance_keeps_a_hash_inside_a_value(golden: GoldenRegistry) -> None:
+    curve = golden.curve("qwen3.8-27b_mtp")
+    assert curve.hardware == "unrecorded (InferenceX #3304)"
+    assert curve.dataset == "unrecorded (InferenceX #3304)"
+
+
+def test_provenance_hash_is_kept_but_numbers_keep_their_comments(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "# a comment line stays a comment\n"
+        "curve_model: m #1\nfamily: f\nmethod: mtp\nprecision: bf16\n"
+        "hardware: 'quoted' # a comment after a quoted value stays a comment\n"
+        "engine: vLLM\nsource_run: https://example.invalid/run#L3\n"
+        "dataset: set # of prompts\nthinking_on:\n  3: 2.5  # measured once\n"
+    )
+    curve = load_golden(tmp_path).curve("c")
+    assert (curve.curve_model, curve.hardware, curve.dataset) == (
+        "m #1",
+        "quoted",
+        "set # of prompts",
+    )
+    assert curve.source_run == "https://example.invalid/run#L3"
+    assert curve.thinking_on == {3: 2.5}
