@@ -22,7 +22,9 @@ from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.matrix.select import Selection, select
+from inferx_pipeline.matrix.served import judge_served
 from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
+from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.strict import FrozenModel
 
@@ -97,6 +99,15 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
         golden=golden,
         run_policy=request.policy,
     )
+    if request.policy:
+        # The rules on every job's final server command, as inferx validate runs them.
+        judge_served(
+            loaded,
+            golden=golden,
+            catalog=catalog,
+            data=cached_policy(settings.catalog_dir),
+            runners=cached_runners(settings.catalog_dir),
+        )
     policies = load_eval_policies(settings.catalog_dir) if request.evals != "none" else None
     jobs = expand(
         loaded.recipes,

@@ -30,7 +30,7 @@ from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.expand import duplicates_of, expand
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import RUNNERS_FILE, RunnerCatalog
-from inferx_pipeline.matrix.served import served_findings
+from inferx_pipeline.matrix.served import judge_served
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
 from inferx_pipeline.recipes.policy.data import PolicyData
@@ -139,22 +139,17 @@ def validate_recipes(
     policy: PolicyData,
     runners: RunnerCatalog,
 ) -> LoadResult:
-    """``load_recipes`` plus ``cross_findings``: everything ``inferx validate`` reports.
+    """``load_recipes``, the final-command rules and ``cross_findings``: all ``inferx validate``
+    reports.
 
     A recipe with a cross-recipe error leaves ``recipes`` like one with any other error.
     Raises RecipeSyntaxError only for a path that does not exist.
     """
     result = load_recipes(paths, catalog=catalog, golden=golden, policy=policy)
+    judge_served(result, golden=golden, catalog=catalog, data=policy, runners=runners)
     errors = cross_findings(
         result.parsed, result.recipes, golden=golden, catalog=catalog, runners=runners
     )
-    served = served_findings(
-        result.parsed, golden=golden, catalog=catalog, data=policy, runners=runners
-    )
-    # A field a recipe rule already flagged under the same rule is not reported twice.
-    seen = {(f.recipe, f.field, f.rule) for f in result.errors}
-    errors += [f for f in served if f.is_error and (f.recipe, f.field, f.rule) not in seen]
-    result.warnings.extend(f for f in served if not f.is_error)
     result.errors.extend(errors)
     failed = {finding.recipe for finding in errors}
     result.recipes = [loaded for loaded in result.recipes if loaded.source not in failed]

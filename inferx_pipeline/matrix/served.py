@@ -7,7 +7,9 @@ no single-node server yet and are left out; an adapter that refuses a job (Launc
 is a finding, since the launcher would refuse it too.
 
 ``served_findings(parsed, ...)`` runs the final-command rules (``policy.check_served``)
-on every recipe and returns their findings.
+on every recipe and returns their findings; ``judge_served(result, ...)`` adds them to a
+``LoadResult`` (a field a recipe rule already flagged under the same rule is not
+reported twice) and leaves recipes with an error out of ``result.recipes``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import RunnerCatalog
 from inferx_pipeline.recipes import policy
 from inferx_pipeline.recipes.findings import Finding
-from inferx_pipeline.recipes.loader import LoadedRecipe
+from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult
 from inferx_pipeline.recipes.policy.base import rows
 from inferx_pipeline.recipes.policy.data import PolicyData
 from inferx_pipeline.recipes.policy.served import Served
@@ -98,6 +100,26 @@ def served_findings(
         )
         found += [_refusal(loaded, message) for message in refused]
     return found
+
+
+def judge_served(
+    result: LoadResult,
+    *,
+    golden: GoldenRegistry,
+    catalog: Catalog,
+    data: PolicyData,
+    runners: RunnerCatalog,
+) -> None:
+    """Add the final-command findings of ``result.parsed`` to ``result`` (in place)."""
+    found = served_findings(
+        result.parsed, golden=golden, catalog=catalog, data=data, runners=runners
+    )
+    seen = {(f.recipe, f.field, f.rule) for f in result.errors}
+    errors = [f for f in found if f.is_error and (f.recipe, f.field, f.rule) not in seen]
+    result.errors.extend(errors)
+    result.warnings.extend(f for f in found if not f.is_error)
+    failed = {f.recipe for f in errors}
+    result.recipes = [loaded for loaded in result.recipes if loaded.source not in failed]
 
 
 def _refusal(loaded: LoadedRecipe, message: str) -> Finding:
