@@ -1,4 +1,5 @@
-"""Dagster's overhead: per partition run (wall time minus the sweep's own time) and per sensor tick.
+"""Dagster's overhead: per partition run (wall time minus the sweep's own time), per sensor
+tick, and click-to-SUCCESS through a real ``dagster dev``.
 
 Two measurements on a generated project of 200 recipes (100 copies of each vLLM seed,
 each with its own id and nightly image; half track ``nightly-*``, half use a golden
@@ -12,9 +13,18 @@ curve):
   an in-memory registry, an edited golden curve, one new commit in a local git
   repository), against loading the 200 recipes' matrix once (the baseline).
 
+And one on a project of the h200 seed recipe alone, as a person meets it:
+
+- Click to SUCCESS: ``dagster dev`` (webserver, daemon, code server) on the embedded
+  instance (queued runs, per-SKU pools); one partition launched over GraphQL as the
+  UI's Materialize button does (a new seed each time, so it is measured, not reused),
+  timed until the webserver reports SUCCESS, against the step's own time (step start
+  to step success in the run's events). Overhead = click-to-SUCCESS - step, median of
+  ``CLICKS``.
+
 The real-time simulator is sped up (time scale 0.02, one request per point) so the
 benchmark time is small next to the overhead it brackets. Targets: under 2 s per run,
-under 1 s per tick.
+under 1 s per tick, under 8 s from click to SUCCESS on 2 cores.
 
     .venv/bin/python benchmarks/pipeline_overhead.py
 """
@@ -23,6 +33,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import statistics
 import subprocess
 import tempfile
@@ -36,8 +47,17 @@ import dagster as dg
 import yaml
 
 from inferx_pipeline.catalog import cached_catalog
-from inferx_pipeline.defs.definitions import build_definitions
-from inferx_pipeline.defs.execute import local_instance, run_cells_in_process
+from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
+from inferx_pipeline.defs.devserver import DagsterDev
+from inferx_pipeline.defs.execute import (
+    graphql_client,
+    local_instance,
+    prepare_instance,
+    run_cells_in_process,
+    submit_cells,
+    workspace_file,
+)
+from inferx_pipeline.defs.partitions import add_images
 from inferx_pipeline.defs.resources import LauncherResource, RecipeRepoResource
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.images.fake import FakeRegistry
@@ -56,6 +76,10 @@ RECIPES = 200
 REPEATS = 5
 RUN_TARGET_S = 2.0
 TICK_TARGET_S = 1.0
+CLICKS = 3
+CLICK_TARGET_S = 8.0
+READY_DEADLINE_S = 180.0
+TERMINAL = {"SUCCESS", "FAILURE", "CANCELED"}
 SEEDS = {
     "h200": ROOT / "recipes/qwen3.8-27b/qwen3.827b-fp8-h200-vllm-mtp.yaml",
     "mi325x": ROOT / "recipes/qwen3.8-27b/qwen3.827b-bf16-mi325x-vllm-mtp.yaml",
@@ -68,8 +92,8 @@ GIT_ENV = {
 }  # fmt: skip
 
 
-def _project(root: Path) -> Path:
-    """A project root with 200 generated recipes and the checkout's catalog and curves."""
+def _base(root: Path) -> Path:
+    """A project root with the checkout's catalog (relaxed minimum duration), curves, fragments."""
     shutil.copytree(ROOT / "catalog", root / "catalog")
     validity = root / "catalog" / "bench-validity.yaml"
     rules = yaml.safe_load(validity.read_text())
@@ -78,6 +102,12 @@ def _project(root: Path) -> Path:
     shutil.copytree(ROOT / "golden_al_distribution", root / "golden_al_distribution")
     shutil.copytree(ROOT / "recipes" / "_fragments", root / "recipes" / "_fragments")
     (root / "recipes" / "bench").mkdir()
+    return root
+
+
+def _project(root: Path) -> Path:
+    """A project root with 200 generated recipes and the checkout's catalog and curves."""
+    _base(root)
     for index in range(RECIPES):
         sku = "h200" if index % 2 == 0 else "mi325x"
         doc = SEEDS[sku].read_text().replace("../_fragments/", "../_fragments/")
@@ -187,6 +217,60 @@ def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
     return timings
 
 
+def _step_s(instance: dg.DagsterInstance, run_id: str) -> float:
+    """Seconds from the run's step start to its step success (the step's own time)."""
+    kinds = {dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS}
+    stamps = [entry.timestamp for entry in instance.all_logs(run_id, of_type=kinds)]
+    return max(stamps) - min(stamps)
+
+
+def _clicks(work: Path) -> list[tuple[float, float]]:
+    """(click-to-SUCCESS, step) seconds of each of CLICKS one-partition runs in dagster dev."""
+    root = _base(work / "one-recipe")
+    shutil.copy(SEEDS["h200"], root / "recipes" / "bench" / SEEDS["h200"].name)
+    env = {**os.environ, "INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(work / "ui-state")}
+    os.environ.update(env)  # this process reads the same project as the server
+    settings = Settings()
+    ladder = sku_ladders(settings)
+    prepare_instance(settings.dagster_home, ladder, None, os.environ)
+    cell = min(pinned_cells(load_matrix(MatrixRequest(paths=()), settings).jobs), key=str)
+    instance = local_instance(settings.dagster_home)
+    add_images(instance, [cell])
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = DagsterDev(
+        workspace_file(settings.dagster_home),
+        settings.dagster_home,
+        port=port,
+        log=work / "dagster-dev.log",
+        env=env,
+    )
+    timings = []
+    with server:
+        server.wait_ready(READY_DEADLINE_S)
+        client = graphql_client(server.url)
+        for seed in range(1, CLICKS + 1):
+            config = {"time_scale": 0.02, "load_time_s": 0.0, "num_prompts": 1, "seed": seed}
+            started = time.perf_counter()
+            (run,) = submit_cells(
+                client,
+                [cell],
+                ladder,
+                reason="bench",
+                config={"resources": {"launcher": {"config": config}}},
+            )
+            deadline = started + READY_DEADLINE_S
+            while (status := client.get_run_status(run.run_id).value) not in TERMINAL:
+                assert time.perf_counter() < deadline, f"run {run.run_id} still {status}"
+                time.sleep(0.05)  # polling the webserver as the UI does, under a deadline
+            clicked = time.perf_counter() - started
+            assert status == "SUCCESS", f"run {run.run_id}: {status}"
+            timings.append((clicked, _step_s(instance, run.run_id)))
+    instance.dispose()
+    return timings
+
+
 def main() -> None:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
@@ -218,6 +302,15 @@ def main() -> None:
                 f"load; {runs} run requests; {seconds / TICK_TARGET_S:.2f} of the "
                 f"{TICK_TARGET_S:.0f} s target)"
             )
+        clicks = _clicks(work)
+        clicked = statistics.median(c for c, _ in clicks)
+        step = statistics.median(s for _, s in clicks)
+        print(
+            f"click to SUCCESS (one partition, dagster dev), median of {CLICKS}: "
+            f"{clicked:.2f} s, the step itself {step:.2f} s, ratio {clicked / step:.1f}x; "
+            f"overhead {clicked - step:.2f} s ({(clicked - step) / CLICK_TARGET_S:.2f} of the "
+            f"{CLICK_TARGET_S:.0f} s target)"
+        )
 
 
 if __name__ == "__main__":

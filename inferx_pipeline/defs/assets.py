@@ -26,15 +26,11 @@ from inferx_pipeline.defs.partitions import add_images, cell_key, cells_of, swee
 from inferx_pipeline.defs.resources import LauncherResource, ProjectResource, ResultsResource
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
 from inferx_pipeline.golden import load_golden
-from inferx_pipeline.leaderboard.build import build_site_from_store
-from inferx_pipeline.leaderboard.completeness import site_gaps
 from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell, cell_jobs, pinned_cells
 from inferx_pipeline.matrix.select import Selection
-from inferx_pipeline.pipeline import ingest_artifacts
 from inferx_pipeline.recipes.loader import load_recipes
-from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.groups import ServerGroup
@@ -52,6 +48,9 @@ SWEEP_MATRIX = dg.AssetKey("sweep_matrix")
 NORMALIZED_RESULTS = dg.AssetKey("normalized_results")
 LEADERBOARD = dg.AssetKey("leaderboard")
 OWNERS = ["team:inference-benchmarks"]
+# LAZY: the results assets import the results store and the site builder (SQLAlchemy,
+# alembic, pandas, plotly) in their bodies. Every run's worker loads this module, and a
+# sweep run needs none of them: importing them cost ~2 s of each click-to-start.
 
 
 def sweep_key(sku: str) -> dg.AssetKey:
@@ -281,6 +280,9 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
         project: ProjectResource, results: ResultsResource
     ) -> dg.MaterializeResult:
         """Every recorded attempt ingested into the results database (idempotent)."""
+        from inferx_pipeline.pipeline import ingest_artifacts  # see LAZY
+        from inferx_pipeline.results.store import ResultStore
+
         settings = project.settings()
         url = results.url(project)
         report = ingest_artifacts(project.artifacts(), url, settings.catalog_dir)
@@ -307,6 +309,9 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
     )
     def leaderboard(project: ProjectResource, results: ResultsResource) -> dg.MaterializeResult:
         """The static leaderboard site, rebuilt from the results database."""
+        from inferx_pipeline.leaderboard.build import build_site_from_store  # see LAZY
+        from inferx_pipeline.leaderboard.completeness import site_gaps
+
         settings = project.settings()
         url = results.url(project)
         site = build_site_from_store(url, settings.site_dir, settings.catalog_dir)

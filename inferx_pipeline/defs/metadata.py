@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
 from inferx_pipeline.golden import GoldenRegistry
-from inferx_pipeline.leaderboard.build import SiteManifest
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadResult
-from inferx_pipeline.results.store import IngestReport
+
+if TYPE_CHECKING:  # pandas, plotly, SQLAlchemy: not loaded by a sweep run's worker
+    from inferx_pipeline.leaderboard.build import SiteManifest
+    from inferx_pipeline.results.store import IngestReport
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
 from inferx_pipeline.sweep.report import JobOutcome, SweepReport
 

@@ -9,8 +9,10 @@ import sys
 from pathlib import Path
 
 import dagster as dg
+import pytest
 
 from inferx_pipeline.defs.assets import sweep_key
+from inferx_pipeline.defs.jobs import PUBLISH_JOB
 from tests.defs.conftest import Project
 from tests.paths import ROOT
 
@@ -93,3 +95,20 @@ def test_dg_check_defs_passes_on_the_project(project: Project) -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "All definitions loaded successfully." in done.stdout + done.stderr
+
+
+def test_the_results_url_reaches_run_storage_by_variable_name_only(
+    project: Project, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "postgresql+psycopg2://inferx:s3cret-pw@127.0.0.1:9/results"
+    monkeypatch.setenv("INFERX_DATABASE_URL", secret)
+    defs = Project(project.root, type(project.settings)()).definitions()
+    result = defs.resolve_job_def(PUBLISH_JOB).execute_in_process(
+        instance=instance, raise_on_error=False
+    )  # fails to connect (nothing listens on port 9): the run and its snapshot are stored
+    run = instance.get_run_by_id(result.run_id)
+    assert run is not None and run.job_snapshot_id is not None
+    stored = dg.serialize_value(instance.get_job_snapshot(run.job_snapshot_id)) + str(
+        run.run_config
+    )
+    assert "INFERX_DATABASE_URL" in stored and "s3cret" not in stored
