@@ -23,6 +23,7 @@
     │   └── IngestError            an artifact could not be normalized
     │       └── MalformedArtifactError  rejected with a reason code, quarantined
     ├── LeaderboardError       results cannot be turned into a leaderboard site
+    ├── EvalError              an accuracy eval cannot run, or its server does not verify
     ├── ImageRefError          a malformed container image reference (exit 2)
     ├── RegistryError          an image registry refused, failed or answered nonsense
     ├── ImageHistoryError      an image-history source (a changelog file) cannot be read
@@ -155,6 +156,10 @@ class MalformedArtifactError(IngestError):
 
 class LeaderboardError(InferxError):
     """Results cannot be turned into a leaderboard (missing columns, unwritable site dir)."""
+
+
+class EvalError(InferxError):
+    """An accuracy eval cannot run, or its server would not verify drafts for real."""
 
 
 class ImageRefError(InferxError):

@@ -1,0 +1,44 @@
+"""Running lm-evaluation-harness: one ``LmEvalRun`` as a subprocess, then its score."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from inferx_pipeline.errors import EvalError
+from inferx_pipeline.evals.invocation import LmEvalRun
+from inferx_pipeline.evals.scores import EvalScore, read_score
+
+LOG_FILE = "lm-eval.log"
+LOG_TAIL_CHARS = 2000
+
+
+def run_harness(run: LmEvalRun, *, timeout_s: float) -> EvalScore:
+    """Run the harness (config written first) and read its score; blocks until done.
+
+    Output goes to ``<output_dir>/lm-eval.log``. EvalError with the log's tail when the
+    harness cannot start, exits non-zero or outlives ``timeout_s`` (seconds).
+    """
+    config = run.write_config()
+    log = run.output_dir / LOG_FILE
+    with log.open("wb") as out:
+        try:
+            done = subprocess.run(
+                run.argv,
+                env={**os.environ, **run.env},
+                cwd=run.cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                timeout=timeout_s,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise EvalError(f"lm-eval ({config}): {err}\n{_tail(run)}") from err
+    if done.returncode != 0:
+        raise EvalError(f"lm-eval ({config}) exited {done.returncode}:\n{_tail(run)}")
+    return read_score(run.output_dir, run.eval)
+
+
+def _tail(run: LmEvalRun) -> str:
+    text = (run.output_dir / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+    return text[-LOG_TAIL_CHARS:]

@@ -1,0 +1,114 @@
+"""The lm-evaluation-harness invocation of one eval job against its served endpoint.
+
+``lm_eval_run`` builds the ``lm-eval run --config`` document and the command around it;
+it starts nothing. The harness talks to the job's own server: ``local-chat-completions``
+with the chat template applied for chat endpoints (as InferenceX runs GSM8K), else
+``local-completions``; the server's chat-template kwargs (the served thinking mode, as
+the golden curves were measured) ride on every request; requests go out at the job's
+concurrency; the answer budget and sampling follow ``catalog/evals.yaml``. The harness
+runs offline: datasets come from the host's cache, or from ``evals/data`` for the
+project's own task.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+
+from inferx_pipeline.evals.catalog import DATA_DIR, EvalCatalog, ResolvedEval
+from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.strict import FrozenModel
+
+CONFIG_FILE = "lm-eval-config.yaml"
+HARNESS_DIR = "harness"
+# The harness's API model and the endpoint path, by the server's client API.
+MODELS: dict[str, tuple[str, str]] = {
+    "chat": ("local-chat-completions", "/v1/chat/completions"),
+    "completions": ("local-completions", "/v1/completions"),
+}
+
+
+class LmEvalRun(FrozenModel):
+    """One harness run: its config document, command, environment and directories."""
+
+    eval: ResolvedEval = Field(description="Task, threshold and answer budget.")
+    config: dict[str, Any] = Field(description="The `lm-eval run --config` document.")
+    argv: tuple[str, ...] = Field(description="The command; reads the config from output_dir.")
+    env: dict[str, str] = Field(description="Variables set on top of the caller's environment.")
+    cwd: Path = Field(description="Working directory (the shipped task's data_files are relative).")
+    output_dir: Path = Field(description="Config, harness results and samples go here.")
+
+    def write_config(self) -> Path:
+        """Write the config document into ``output_dir`` (created); its path."""
+        self.output_dir.mkdir(parents=True, exist_ok=True)
+        path = self.output_dir / CONFIG_FILE
+        path.write_text(yaml.safe_dump(self.config, sort_keys=False), encoding="utf-8")
+        return path
+
+
+def lm_eval_run(
+    job: BenchmarkJob,
+    spec: ServerSpec,
+    *,
+    base_url: str,
+    evals: EvalCatalog,
+    python: Path,
+    output_dir: Path,
+    datasets_cache: Path,
+) -> LmEvalRun:
+    """The harness run that scores eval ``job`` served by ``spec`` at ``base_url``.
+
+    ``python`` is the lm-eval venv's interpreter (``scripts/lm-eval-env``);
+    ``datasets_cache`` the host's Hugging Face datasets cache (read offline).
+    """
+    resolved = evals.for_family(job.model.family)
+    model, path = MODELS[spec.client.api]
+    protocol = evals.protocol
+    model_args: dict[str, Any] = {
+        "model": spec.client.model_name,
+        "base_url": base_url.rstrip("/") + path,
+        "num_concurrent": job.conc,
+        "max_retries": protocol.max_retries,
+        "timeout": protocol.timeout_s,
+        "tokenized_requests": False,
+        "max_length": protocol.max_length,
+        "tokenizer_backend": None,
+    }
+    gen_kwargs: dict[str, Any] = {
+        "max_gen_toks": resolved.max_tokens,
+        "temperature": protocol.temperature,
+        "top_p": protocol.top_p,
+    }
+    chat = spec.client.api == "chat"
+    if chat and spec.client.chat_template_kwargs:
+        gen_kwargs["chat_template_kwargs"] = dict(spec.client.chat_template_kwargs)
+    shipped = resolved.task.dataset == "shipped"
+    config: dict[str, Any] = {
+        "model": model,
+        "model_args": model_args,
+        "tasks": [resolved.task.lm_eval_task],
+        "apply_chat_template": chat,
+        "gen_kwargs": gen_kwargs,
+        "output_path": str(output_dir / HARNESS_DIR),
+        "log_samples": True,
+    }
+    if shipped:
+        config["include_path"] = str(DATA_DIR)
+    env = {
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(output_dir / "datasets" if shipped else datasets_cache),
+    }
+    argv = (str(python), "-m", "lm_eval", "run", "--config", str(output_dir / CONFIG_FILE))
+    return LmEvalRun(
+        eval=resolved,
+        config=config,
+        argv=argv,
+        env=env,
+        cwd=DATA_DIR if shipped else output_dir,
+        output_dir=output_dir,
+    )
