@@ -23,8 +23,10 @@ from inferx_pipeline.cli import cli
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.crosscheck import validate_recipes
 from inferx_pipeline.matrix.runners import RunnerCatalog, cached_runners
+from inferx_pipeline.matrix.served import served_commands
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadResult
+from inferx_pipeline.recipes.policy import check_served
 from inferx_pipeline.recipes.policy.data import PolicyData
 
 from .conftest import LIMITS, ROOT
@@ -256,14 +258,33 @@ def test_fifo_is_not_read(tree: Path, validate: Callable[..., LoadResult]) -> No
     ]
 
 
-def test_served_commands_judge_every_job_and_eval_twin(
-    validate: Callable[..., LoadResult],
-) -> None:
-    result = validate(GATE / "acceptance-options-q8m.yaml")
-    lines = [str(e) for e in result.errors]
-    assert lines == [
-        f"{GATE}/acceptance-options-q8m.yaml:7:42: speculative.options."
-        "synthetic_acceptance_length: got speculative-config 3.1 on eval jobs; expected no "
-        "synthetic acceptance (eval jobs verify for real); set it only through "
-        "speculative.acceptance: synthetic and a curve [golden-al-only]"
+def test_final_command_rules_see_values_in_flags(validate: Callable[..., LoadResult]) -> None:
+    # The row fields say nothing of Mooncake: only the final argv names it.
+    result = validate(GATE / "kv-transfer-json-mm.yaml")
+    assert [str(e) for e in result.errors] == [
+        f"{GATE}/kv-transfer-json-mm.yaml:7:27: engine.args.--kv-transfer-config: got "
+        "--kv-transfer-config naming mooncake (MooncakeConnectorV1); expected no mooncake KV "
+        "offload on AMD SKUs (mi325x; catalog/policy.yaml vendor_kv_offload); use "
+        "kv-offloading: none or another backend [vendor-kv-offload]"
     ]  # once per recipe and field, not once per job
+
+
+def test_eval_twins_are_judged(
+    load: Callable[..., LoadResult],
+    catalog: Catalog,
+    golden: GoldenRegistry,
+    policy: PolicyData,
+    runners: RunnerCatalog,
+) -> None:
+    # The adapter writes the options into every --speculative-config: throughput jobs get
+    # the golden AL over them, eval twins keep the hand-typed one.
+    loaded = load(GATE / "acceptance-options-q8m.yaml").parsed[0]
+    served, refused = served_commands(loaded, golden=golden, catalog=catalog, runners=runners)
+    assert refused == [] and len(served) == 16 and sum(s.is_eval for s in served) == 8
+    found = check_served(
+        loaded.recipe, served, catalog=catalog, golden=golden, data=policy, where=loaded
+    )
+    assert [f.message for f in found] == [
+        "got speculative-config 3.1 on eval jobs; expected no synthetic acceptance (eval jobs "
+        "verify for real); set it only through speculative.acceptance: synthetic and a curve"
+    ]

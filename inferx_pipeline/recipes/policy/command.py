@@ -209,8 +209,9 @@ def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
                             "vendor-kv-offload",
                             origin(ctx.recipe, flag=flag.name) or _row_path(job),
                             f"got --{flag.name} naming {hit} ({value!s:.60}); expected no {hit} "
-                            f"KV offload on {sku.vendor.upper()} SKUs ({ctx.recipe.sku}, "
-                            f"{rule.source}); use kv-offloading: none or another backend",
+                            f"KV offload on {sku.vendor.upper()} SKUs ({ctx.recipe.sku}; "
+                            "catalog/policy.yaml vendor_kv_offload); use kv-offloading: none or "
+                            "another backend",
                         )
                     )
     return _once(out)

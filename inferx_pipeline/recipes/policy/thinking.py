@@ -19,6 +19,7 @@ from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError
 from inferx_pipeline.golden import GoldenCurve, ThinkingMode
 from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy.argv import norm
 from inferx_pipeline.recipes.policy.base import RuleContext
 from inferx_pipeline.recipes.schema import Recipe
 
@@ -237,8 +238,11 @@ def _curve_identity(ctx: RuleContext, curve: GoldenCurve) -> list[Finding]:
 
 
 def _hand_set_knobs(ctx: RuleContext) -> list[Finding]:
+    # Names compare as engines read them: env names in any case (a respelled name is a
+    # hand-set attempt all the same), flags and option keys with '_' read as '-'.
     rule = ctx.data.golden_al_only
     engine = ctx.recipe.engine
+    env_names = {name.upper() for name in rule.env}
     out = [
         ctx.finding(
             "golden-al-only",
@@ -249,26 +253,27 @@ def _hand_set_knobs(ctx: RuleContext) -> list[Finding]:
             ),
         )
         for name in engine.env
-        if name in rule.env
+        if name.upper() in env_names
     ]
-    words = (
-        engine.args
+    words: list[tuple[str | int, str]] = (
+        list(enumerate(engine.args))
         if isinstance(engine.args, list)
-        else [f"{flag} {value}" for flag, value in engine.args.items()]
+        else [(flag, f"{flag} {value}") for flag, value in engine.args.items()]
     )
-    for index, word in enumerate(words):
-        hit = next((s for s in rule.arg_substrings if s in str(word)), None)
-        if hit is not None:
-            key: str | int = index if isinstance(engine.args, list) else list(engine.args)[index]
-            out.append(
-                ctx.finding(
-                    "golden-al-only",
-                    ("engine", "args", key),
-                    (
-                        f"a literal acceptance length ({hit}) is not allowed in server args; name "
-                        "a "
-                        "golden curve in speculative.curve"
-                    ),
-                )
+    words += [(key, key) for key in ctx.recipe.speculative.options]
+    for key, word in words:
+        hit = next((s for s in rule.arg_substrings if norm(s) in norm(str(word))), None)
+        if hit is None:
+            continue
+        where = isinstance(key, str) and key in ctx.recipe.speculative.options
+        out.append(
+            ctx.finding(
+                "golden-al-only",
+                ("speculative", "options", key) if where else ("engine", "args", key),
+                (
+                    f"a literal acceptance length ({hit}) is not allowed in server args or "
+                    "speculative options; name a golden curve in speculative.curve"
+                ),
             )
+        )
     return out
