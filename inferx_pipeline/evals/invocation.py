@@ -58,12 +58,13 @@ def lm_eval_run(
     evals: EvalCatalog,
     python: Path,
     output_dir: Path,
-    datasets_cache: Path,
+    hf_home: Path,
 ) -> LmEvalRun:
     """The harness run that scores eval ``job`` served by ``spec`` at ``base_url``.
 
-    ``python`` is the lm-eval venv's interpreter (``scripts/lm-eval-env``);
-    ``datasets_cache`` the host's Hugging Face datasets cache (read offline).
+    ``python`` is the lm-eval venv's interpreter (``scripts/lm-eval-env``); ``hf_home``
+    the host's Hugging Face home, whose hub and datasets caches hold the host datasets
+    (read offline). The shipped task keeps its own cache under ``output_dir``.
     """
     resolved = evals.for_family(job.model.family)
     model, path = MODELS[spec.client.api]
@@ -101,7 +102,7 @@ def lm_eval_run(
     env = {
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
-        "HF_DATASETS_CACHE": str(output_dir / "datasets" if shipped else datasets_cache),
+        "HF_HOME": str(output_dir / "hf-home" if shipped else hf_home),
     }
     argv = (str(python), "-m", "lm_eval", "run", "--config", str(output_dir / CONFIG_FILE))
     return LmEvalRun(

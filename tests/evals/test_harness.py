@@ -36,7 +36,7 @@ def test_lm_eval_scores_the_shipped_task_on_a_served_endpoint(
         evals=evals,
         python=lm_eval_python,
         output_dir=tmp_path / "eval",
-        datasets_cache=tmp_path / "hf-datasets",
+        hf_home=tmp_path / "hf-home",
     )
     score = run_harness(run, timeout_s=HARNESS_TIMEOUT_S)
     # The simulator answers with filler tokens: nothing matches, and the threshold is 0.

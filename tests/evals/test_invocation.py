@@ -16,7 +16,7 @@ from inferx_pipeline.matrix.job import BenchmarkJob
 from .conftest import TINY, VLLM_SYNTHETIC, recipe_jobs
 
 PYTHON = Path("/venv/lm-eval/bin/python")
-DATASETS = Path("/data/hf-datasets")
+HF_HOME = Path("/data/hf-home")
 
 
 def test_a_chat_endpoint_gets_the_chat_template_and_the_served_thinking_mode(
@@ -30,7 +30,7 @@ def test_a_chat_endpoint_gets_the_chat_template_and_the_served_thinking_mode(
         evals=evals,
         python=PYTHON,
         output_dir=tmp_path,
-        datasets_cache=DATASETS,
+        hf_home=HF_HOME,
     )
     assert run.config == {
         "model": "local-chat-completions",
@@ -62,7 +62,7 @@ def test_a_chat_endpoint_gets_the_chat_template_and_the_served_thinking_mode(
     assert run.env == {
         "HF_HUB_OFFLINE": "1",
         "HF_DATASETS_OFFLINE": "1",
-        "HF_DATASETS_CACHE": str(DATASETS),
+        "HF_HOME": str(HF_HOME),
     }
     assert run.cwd == tmp_path and run.eval.threshold == evals.for_family("minimaxm3").threshold
 
@@ -78,7 +78,7 @@ def test_the_tiny_model_runs_the_shipped_task_on_its_completions_endpoint(
         evals=evals,
         python=PYTHON,
         output_dir=tmp_path,
-        datasets_cache=DATASETS,
+        hf_home=HF_HOME,
     )
     assert run.config["model"] == "local-completions"
     assert run.config["model_args"]["base_url"] == "http://127.0.0.1:9000/v1/completions"
@@ -86,4 +86,4 @@ def test_the_tiny_model_runs_the_shipped_task_on_its_completions_endpoint(
     assert "chat_template_kwargs" not in run.config["gen_kwargs"]
     assert run.config["gen_kwargs"]["max_gen_toks"] == 32
     assert (run.config["tasks"], run.config["include_path"]) == (["gsm8k_inferx"], str(DATA_DIR))
-    assert run.cwd == DATA_DIR and run.env["HF_DATASETS_CACHE"] == str(tmp_path / "datasets")
+    assert run.cwd == DATA_DIR and run.env["HF_HOME"] == str(tmp_path / "hf-home")
