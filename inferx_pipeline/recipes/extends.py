@@ -155,12 +155,17 @@ class ExtendsResolver:
                 f"{where.location}: extends: cycle {_chain_text((*stack, fragment))}; "
                 "remove one of these extends entries"
             )
-        if exists and not inside(real_path(fragment), self._roots):
+        if not inside(real_path(fragment), self._roots):
             raise ExtendsError(
                 f"{where.location}: extends: got {fragment} (real path "
                 f"{real_path(fragment)}), outside the recipes tree; expected a fragment under "
                 f"{' or '.join(str(r) for r in self._roots)}; move it into the tree "
                 f"(named by {stack[-1]})"
+            )
+        if not exists and fragment.exists():
+            raise ExtendsError(
+                f"{where.location}: extends: got {fragment}, not a regular file; expected a "
+                "YAML fragment file; name the fragment file"
             )
         if not exists:
             raise ExtendsError(

@@ -109,7 +109,7 @@ class Discovery:
 def _tree_of(path: Path) -> Path:
     # A file named alone belongs to the nearest directory holding the fragments it shares
     # with its siblings (``_fragments``), else to its own directory.
-    for parent in path.resolve().parents:
+    for parent in path.absolute().parents:
         if (parent / "_fragments").is_dir():
             return parent
     return path.parent
@@ -184,7 +184,9 @@ def discover(paths: Iterable[Path]) -> Discovery:
         if path.is_dir():
             _walk(path, found)
         elif path.is_file():
-            found.files.append((path, _tree_of(path)))
+            tree = _tree_of(path)
+            if not path.is_symlink() or _symlink_ok(path, real_path(tree), found):
+                found.files.append((path, tree))
         elif path.is_symlink():
             _symlink_ok(path, path.parent.resolve(), found)
         else:

@@ -31,6 +31,11 @@ FieldPath = tuple[PathPart, ...]
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _STR_TAG = "tag:yaml.org,2002:str"
+# Plain data only: an explicit !!python/..., !!binary, !!set or custom tag is an error.
+_PLAIN_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("str", "int", "float", "bool", "null", "seq", "map", "timestamp")
+)
 
 
 # libyaml's parser when PyYAML was built with it (about 10x faster); marks are the same.
@@ -101,6 +106,11 @@ def _convert(
 ) -> Node:
     where = _mark(path, node.start_mark)
     budget.enter(where, len(stack))
+    if node.tag not in _PLAIN_TAGS:
+        raise RecipeSyntaxError(
+            f"{where}: got tag {node.tag!r}; expected plain YAML data (strings, numbers, "
+            "booleans, lists, mappings); remove the tag"
+        )
     if isinstance(node, yaml.ScalarNode):
         if node.tag == _STR_TAG:  # most scalars: skip the constructor's bookkeeping
             return Node(node.value, where)

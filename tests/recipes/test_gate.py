@@ -288,3 +288,23 @@ def test_eval_twins_are_judged(
         "got speculative-config 3.1 on eval jobs; expected no synthetic acceptance (eval jobs "
         "verify for real); set it only through speculative.acceptance: synthetic and a curve"
     ]
+
+
+def test_named_symlink_leaving_the_tree_is_an_error(
+    tree: Path, validate: Callable[..., LoadResult]
+) -> None:
+    (tree.parent / "outside/evil.yaml").write_text("id: evil\n")
+    (tree / "evil.yaml").symlink_to(tree.parent / "outside/evil.yaml")
+    errors = [str(e) for e in validate(tree / "evil.yaml").errors]
+    assert len(errors) == 1 and "outside the recipes tree" in errors[0]
+
+
+def test_extends_of_a_device_or_folder_is_an_error(
+    tree: Path, validate: Callable[..., LoadResult]
+) -> None:
+    (tree / "dev.yaml").write_text("extends: /dev/zero\nid: dev\n")
+    (tree / "dir.yaml").write_text("extends: _fragments\nid: dir\n")
+    errors = [str(e) for e in validate(tree / "dev.yaml", tree / "dir.yaml").errors]
+    assert len(errors) == 2
+    assert "extends: got /dev/zero (real path /dev/zero), outside the recipes tree" in errors[0]
+    assert f"extends: got {tree}/_fragments, not a regular file" in errors[1]

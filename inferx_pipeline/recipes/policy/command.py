@@ -194,6 +194,7 @@ def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
     json_names = {norm(f) for f in spots.json_flags}
     out: list[Finding] = []
     for job in served:
+        out += _kv_env(ctx, job, forbidden)
         for flag in flags(job.argv):
             if flag.name in names:
                 values: list[object] = [flag.value]
@@ -201,20 +202,38 @@ def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
                 values = [v for _, v in mapping_items(flag.value)]
             else:
                 continue
-            for value in values:
-                hit = next((b for key, b in forbidden.items() if key in _squash(value)), None)
+            for item in values:
+                hit = next((b for key, b in forbidden.items() if key in _squash(item)), None)
                 if hit is not None:
                     out.append(
                         ctx.finding(
                             "vendor-kv-offload",
                             origin(ctx.recipe, flag=flag.name) or _row_path(job),
-                            f"got --{flag.name} naming {hit} ({value!s:.60}); expected no {hit} "
+                            f"got --{flag.name} naming {hit} ({item!s:.60}); expected no {hit} "
                             f"KV offload on {sku.vendor.upper()} SKUs ({ctx.recipe.sku}; "
                             "catalog/policy.yaml vendor_kv_offload); use kv-offloading: none or "
                             "another backend",
                         )
                     )
     return _once(out)
+
+
+def _kv_env(ctx: RuleContext, job: Served, forbidden: dict[str, str]) -> list[Finding]:
+    # A backend's own variables (MOONCAKE_CONFIG_PATH=...) name it as surely as a flag.
+    vendor = ctx.catalog.skus[ctx.recipe.sku].vendor.upper()
+    out: list[Finding] = []
+    for name, value in job.env.items():
+        hit = next((b for key, b in forbidden.items() if key in _squash(f"{name}={value}")), None)
+        if hit is not None:
+            out.append(
+                ctx.finding(
+                    "vendor-kv-offload",
+                    origin(ctx.recipe, env=name) or ("engine", "env"),
+                    f"got env {name} naming {hit}; expected no {hit} KV offload on {vendor} "
+                    f"SKUs ({ctx.recipe.sku}; catalog/policy.yaml vendor_kv_offload); remove it",
+                )
+            )
+    return out
 
 
 def _row_path(job: Served) -> tuple[str | int, ...]:
