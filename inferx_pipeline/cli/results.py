@@ -144,11 +144,12 @@ def quarantine_command(database_url: str | None) -> None:
     "--artifacts-dir", type=click.Path(path_type=Path), help="Default: the settings' artifacts."
 )
 def artifacts_command(row: str, database_url: str | None, artifacts_dir: Path | None) -> None:
-    """Paths of the artifacts of ROW (a result id or its prefix, or a job id)."""
+    """Paths of the artifacts of ROW: a result id or its prefix, a job id, or the result
+    hash a leaderboard row links to (lo_/hi_artifact_sha256)."""
     store = ArtifactStore(artifacts_dir or Settings().artifacts_dir)
     found = _store(database_url).artifacts_of(row)
     if not found:
-        raise click.ClickException(f"no stored result has result id {row}... or job id {row}")
+        raise click.ClickException(f"no stored result has result id {row}..., job id or hash {row}")
     for result_id, artifacts in found.items():
         click.echo(result_id)
         for name, sha in sorted(artifacts.items()):

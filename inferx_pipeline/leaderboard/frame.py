@@ -28,7 +28,11 @@ MEASUREMENT_COLUMNS: tuple[str, ...] = (
 PROVENANCE_COLUMNS: tuple[str, ...] = (
     "attempt", "started_at", "finished_at", "simulated", "official", "status", "valid",
 )  # fmt: skip
-LEADERBOARD_COLUMNS: tuple[str, ...] = IDENTITY_COLUMNS + MEASUREMENT_COLUMNS + PROVENANCE_COLUMNS
+# The result's own artifact: its row (``inferx results artifacts HASH``) names the others.
+LINK_COLUMNS: tuple[str, ...] = ("artifact_sha256",)
+LEADERBOARD_COLUMNS: tuple[str, ...] = (
+    IDENTITY_COLUMNS + MEASUREMENT_COLUMNS + PROVENANCE_COLUMNS + LINK_COLUMNS
+)
 # What history and regressions read of every image's rows (plus the interactivity and
 # metric columns the policy names, see ``history_columns``): a million rows of all
 # LEADERBOARD_COLUMNS would cost twice the reading time and memory.

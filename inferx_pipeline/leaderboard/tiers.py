@@ -22,6 +22,8 @@ TierStatus = Literal["ok", "not_reached", "below_range"]
 INTERPOLATED: tuple[str, ...] = (THROUGHPUT, "input_tput_per_gpu", "output_tput_per_gpu")
 # Carried from the bracketing points so a reader can see what the value came from.
 _CARRIED: tuple[str, ...] = ("recipe_id", "image_tag", "conc", "config", "official", "simulated")
+# Carried when the frame has it (the newest rows do, history does not): the result's hash.
+_LINK = "artifact_sha256"
 
 
 def tier_values(
@@ -35,7 +37,8 @@ def tier_values(
     """
     x = interactivity_column(stat)
     front = front.reset_index(drop=True)
-    points = front[[*INTERPOLATED, *_CARRIED]].copy()
+    carried = [*_CARRIED, _LINK] if _LINK in front.columns else list(_CARRIED)
+    points = front[[*INTERPOLATED, *carried]].copy()
     points["x"] = front[x].astype(float)
     # An integer group code keeps merge_asof's `by` cheap and dtype-proof.
     points["group"] = front.groupby(list(by), observed=True, sort=False).ngroup()
@@ -62,8 +65,7 @@ def _bracket(
         queries[["tier", "group"]], points, left_on="tier", right_on="x", by="group",
         direction=direction,
     )  # fmt: skip
-    kept = ["x", *INTERPOLATED, *_CARRIED]
-    return found[kept].add_prefix(prefix)
+    return found.drop(columns=["tier", "group"]).add_prefix(prefix)
 
 
 def _interpolate(merged: pd.DataFrame, stat: Stat) -> pd.DataFrame:

@@ -186,10 +186,15 @@ class ResultStore:
             return int(conn.execute(select(func.count()).select_from(RESULTS)).scalar_one())
 
     def artifacts_of(self, key: str) -> dict[str, dict[str, str]]:
-        """result_id -> {artifact name: sha256} of rows whose result id starts with ``key``
-        or whose job id is ``key``; the row's own artifact is named ``result.json``."""
+        """result_id -> {artifact name: sha256} of rows whose result id starts with ``key``,
+        or whose job id or result artifact hash is ``key``; the row's own artifact is
+        named ``result.json``."""
         columns = (RESULTS.c.result_id, RESULTS.c.artifact_sha256, RESULTS.c.artifacts)
-        match = RESULTS.c.result_id.startswith(key, autoescape=True) | (RESULTS.c.job_id == key)
+        match = (
+            RESULTS.c.result_id.startswith(key, autoescape=True)
+            | (RESULTS.c.job_id == key)
+            | (RESULTS.c.artifact_sha256 == key)  # what a leaderboard row links to
+        )
         with self.engine.connect() as conn:
             rows = conn.execute(select(*columns).where(match).order_by(RESULTS.c.result_id))
             return {rid: {"result.json": sha, **json.loads(text)} for rid, sha, text in rows}

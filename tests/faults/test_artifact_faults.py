@@ -8,6 +8,7 @@ blob is truncated or missing is quarantined and measured again.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -118,3 +119,12 @@ def test_results_shows_the_artifact_paths_of_a_published_row(
     assert set(shown) == set(manifest.artifacts)
     assert all(shown[name] == str(swept.path(sha)) for name, sha in manifest.artifacts.items())
     assert "not in this store" not in got.output
+    # The leaderboard's rows link to the results they were read from, by hash.
+    board = json.loads((tmp_path / "site" / "downloads" / "leaderboard.json").read_text())
+    rows = board["rows"] if isinstance(board, dict) else board
+    linked = {row[k] for row in rows for k in ("lo_artifact_sha256", "hi_artifact_sha256")}
+    linked.discard(None)
+    assert linked and linked <= {m.artifacts[RESULT] for m in swept.scan()[0]}
+    args = ["results", "artifacts", sorted(linked)[0], "--database-url", url]
+    got = CliRunner().invoke(cli, [*args, "--artifacts-dir", str(swept.root)])
+    assert got.exit_code == 0 and "server.log" in got.output, got.output

@@ -108,6 +108,7 @@ def _tier_columns(writer: PageWriter) -> list[str]:
         *costs, *(tokens_per_dollar_column(t) for t in writer.price_tiers),
         "j_per_token", "tok_s_per_mw", "official", "simulated",
         "lo_recipe_id", "lo_image_tag", "lo_conc", "hi_recipe_id", "hi_image_tag", "hi_conc",
+        "lo_artifact_sha256", "hi_artifact_sha256",
     ]  # fmt: skip
 
 
