@@ -54,6 +54,7 @@ def _served(job: BenchmarkJob, catalog: Catalog, row: FieldPath) -> Served:
         max_num_seqs=job.max_num_seqs,
         conc=job.conc,
         speculative=job.spec.method != "none",
+        draft_tokens=job.spec.draft_tokens,
     )
 
 

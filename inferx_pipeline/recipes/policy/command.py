@@ -123,7 +123,52 @@ def acceptance(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
                         )
                     )
         out.extend(_required(ctx, job, bool(knobs)))
+        out.extend(_draft_length(ctx, job))
     return _once(out)
+
+
+def _draft_lengths(ctx: RuleContext, job: Served) -> list[tuple[str, object, str]]:
+    """(name, value, flag carrying it) of the draft length the engine runs (last flag wins)."""
+    knobs = ctx.data.draft_length_knobs.get(job.framework)
+    if knobs is None:
+        return []
+    keys = {norm(k) for k in knobs.keys}
+    found: list[tuple[str, object, str]] = []
+    flag = last_value(job.argv, knobs.flags) if knobs.flags else None
+    if flag is not None:
+        found.append((flag.name, flag.value, flag.name))
+    if knobs.json_flags:
+        carrier = last_value(job.argv, knobs.json_flags)
+        texts = [(carrier.value, carrier.name)] if carrier is not None else []
+    else:
+        texts = [(word, "") for word in job.argv]
+    for text, via in texts:
+        found += [(k, v, via) for k, v in mapping_items(text) if k in keys]
+    return found
+
+
+def _draft_length(ctx: RuleContext, job: Served) -> list[Finding]:
+    # The golden AL belongs to the recipe's draft length; another one in the final command
+    # (a second --speculative-config, --speculative-num-steps in args) measures elsewhere.
+    if job.target_al is None or job.draft_tokens is None:
+        return []
+    return [
+        ctx.finding(
+            "golden-al-only",
+            _length_origin(ctx, name, via),
+            f"got {name} {value} in the server command; expected {job.draft_tokens} "
+            f"(speculative.draft-tokens, which keys the golden AL "
+            f"{job.target_al:g}); set the draft length only in speculative.draft-tokens",
+        )
+        for name, value, via in _draft_lengths(ctx, job)
+        if str(value) != str(job.draft_tokens)
+    ]
+
+
+def _length_origin(ctx: RuleContext, name: str, via: str) -> tuple[str | int, ...]:
+    found = origin(ctx.recipe, flag=via) if via else None
+    found = found or origin(ctx.recipe, flag=name)
+    return found or ("speculative", "draft-tokens")
 
 
 def _required(ctx: RuleContext, job: Served, has_knob: bool) -> list[Finding]:

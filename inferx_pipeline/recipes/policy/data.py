@@ -123,6 +123,15 @@ class AcceptanceKnobs(FrozenModel):
     source: str
 
 
+class DraftLengthKnobs(FrozenModel):
+    """Where one engine reads the draft length from (its final argv)."""
+
+    flags: tuple[str, ...] = ()
+    json_flags: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    source: str
+
+
 class SyntheticRequired(FrozenModel):
     scenarios: tuple[str, ...]
     source: str
@@ -177,6 +186,7 @@ class PolicyData(FrozenModel):
     yaml_limits: YamlLimits
     secrets: Secrets
     acceptance_knobs: dict[str, AcceptanceKnobs]
+    draft_length_knobs: dict[str, DraftLengthKnobs]
     synthetic_required: SyntheticRequired
     curve_methods: dict[str, tuple[str, ...]]
     headroom: Headroom

@@ -40,6 +40,7 @@ class Served:
     max_num_seqs: int | None = None
     conc: int = 1
     speculative: bool = field(default=False)
+    draft_tokens: int | None = None
 
 
 def origin(recipe: Recipe, *, flag: str | None = None, env: str | None = None) -> FieldPath | None:
