@@ -20,6 +20,7 @@ from multiprocessing.context import SpawnProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 
+from inferx_pipeline import parentdeath
 from inferx_pipeline.bench.assemble import ShardOutcome
 from inferx_pipeline.bench.config import BenchConfig
 from inferx_pipeline.bench.datasets import Shard
@@ -46,9 +47,12 @@ async def _child_main(config: BenchConfig, shard: Shard, barrier: Barrier) -> Sh
             deadline.cancel()
 
 
-def _child(config: BenchConfig, index: int, barrier: Barrier, results: Queue[Message]) -> None:
+def _child(
+    config: BenchConfig, index: int, barrier: Barrier, results: Queue[Message], parent: int
+) -> None:
     from inferx_pipeline.bench.runner import run_loop
 
+    parentdeath.die_with(parent)  # a killed client leaves no shard sending load
     shard = Shard(index=index, count=config.processes)
     try:
         results.put(("ok", run_loop(_child_main(config, shard, barrier))))
@@ -92,7 +96,7 @@ async def run_sharded(config: BenchConfig, stop: StopSignal) -> list[ShardOutcom
     barrier = ctx.Barrier(config.processes)
     results: Queue[Message] = ctx.Queue()
     procs = [
-        ctx.Process(target=_child, args=(config, i, barrier, results), daemon=True)
+        ctx.Process(target=_child, args=(config, i, barrier, results, os.getpid()), daemon=True)
         for i in range(config.processes)
     ]
     for p in procs:

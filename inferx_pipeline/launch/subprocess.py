@@ -14,7 +14,6 @@ child started from the main thread gets SIGTERM from the kernel when its parent 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -22,10 +21,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
+from inferx_pipeline import parentdeath
 from inferx_pipeline.errors import LaunchError, ServerStartTimeoutError
 from inferx_pipeline.launch.base import (
     LOG_TAIL_LINES,
@@ -40,7 +40,6 @@ from inferx_pipeline.launch.secrets import engine_env
 from inferx_pipeline.launch.spec import ServerSpec
 
 LISTENING_PREFIX = "INFERX_SIM_LISTENING "
-PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 URL_POLL_S = 0.1
 READER_JOIN_S = 5.0
 
@@ -69,28 +68,6 @@ def resolve_executable(argv: tuple[str, ...], python: str = sys.executable) -> t
 def exit_code(returncode: int) -> int:
     """A Popen return code as a shell/Docker exit status: killed by signal N -> 128 + N."""
     return returncode if returncode >= 0 else 128 - returncode
-
-
-def parent_death_signal() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that asks the kernel to SIGTERM the child when this process dies.
-
-    None off Linux, and off the main thread: the kernel sends the signal when the
-    *thread* that forked exits, which for a worker thread is long before the run ends.
-    """
-    if (
-        not sys.platform.startswith("linux")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        return None
-    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here: the child may not import
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:  # the parent died before the request took effect
-            os.kill(os.getpid(), signal.SIGTERM)
-
-    return arm
 
 
 class SubprocessHandle(ServerHandle):
@@ -215,7 +192,7 @@ class SubprocessLauncher:
                 env=env,
                 start_new_session=True,
                 # Runs in the forked child before exec; it only calls prctl and getppid.
-                preexec_fn=parent_death_signal(),
+                preexec_fn=parentdeath.preexec(),
             )
         except OSError as err:
             log.close()
