@@ -50,6 +50,9 @@ class ModelEval(FrozenModel):
     max_tokens: int | None = Field(
         default=None, alias="max-tokens", gt=0, description="Answer budget; None = protocol's."
     )
+    num_fewshot: int | None = Field(
+        default=None, alias="num-fewshot", ge=0, description="Few-shot examples; None = task's."
+    )
     source: str
 
 
@@ -68,6 +71,7 @@ class ResolvedEval(FrozenModel):
     task: EvalTask
     threshold: float
     max_tokens: int
+    num_fewshot: int | None = Field(description="Few-shot examples; None = the task's own.")
     source: str = Field(description="Where the threshold comes from.")
 
 
@@ -102,6 +106,7 @@ class EvalCatalog(FrozenModel):
             task=self.tasks[name],
             threshold=entry.threshold,
             max_tokens=entry.max_tokens or self.protocol.max_tokens,
+            num_fewshot=entry.num_fewshot,
             source=entry.source,
         )
 

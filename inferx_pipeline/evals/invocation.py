@@ -97,6 +97,8 @@ def lm_eval_run(
         "output_path": str(output_dir / HARNESS_DIR),
         "log_samples": True,
     }
+    if resolved.num_fewshot is not None:
+        config["num_fewshot"] = resolved.num_fewshot
     if shipped:
         config["include_path"] = str(DATA_DIR)
     env = {

@@ -58,3 +58,4 @@ def test_lm_eval_scores_the_shipped_task_on_a_served_endpoint(
     assert harness["model"] == "local-completions"
     assert harness["model_args"]["num_concurrent"] == job.conc == 4
     assert harness["gen_kwargs"]["max_gen_toks"] == 32
+    assert json.loads(score.results_file.read_text())["n-shot"] == {"gsm8k_inferx": 0}

@@ -84,6 +84,6 @@ def test_the_tiny_model_runs_the_shipped_task_on_its_completions_endpoint(
     assert run.config["model_args"]["base_url"] == "http://127.0.0.1:9000/v1/completions"
     assert run.config["apply_chat_template"] is False
     assert "chat_template_kwargs" not in run.config["gen_kwargs"]
-    assert run.config["gen_kwargs"]["max_gen_toks"] == 32
+    assert (run.config["gen_kwargs"]["max_gen_toks"], run.config["num_fewshot"]) == (32, 0)
     assert (run.config["tasks"], run.config["include_path"]) == (["gsm8k_inferx"], str(DATA_DIR))
     assert run.cwd == DATA_DIR and run.env["HF_HOME"] == str(tmp_path / "hf-home")
