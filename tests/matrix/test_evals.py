@@ -18,8 +18,7 @@ from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.recipes.schema import Recipe
-
-from .conftest import ROOT
+from tests.paths import ROOT
 
 POLICIES = load_eval_policies(ROOT / "catalog")
 
