@@ -13,6 +13,7 @@ Public API: ``norm``, ``Flag``, ``flags``, ``last_value``, ``mapping_items``,
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -46,6 +47,12 @@ def _is_flag(word: str) -> bool:
 
 def flags(argv: Sequence[str]) -> list[Flag]:
     """Every flag of ``argv`` in order (``--a=b`` and ``--a b`` alike)."""
+    return list(_flags(tuple(argv)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _flags(argv: tuple[str, ...]) -> tuple[Flag, ...]:
+    # Every rule reads the same few commands (one per job): parse each once.
     out: list[Flag] = []
     for index, word in enumerate(argv):
         if not _is_flag(word):
@@ -57,7 +64,7 @@ def flags(argv: Sequence[str]) -> list[Flag]:
         following = argv[index + 1] if index + 1 < len(argv) else None
         takes = following is not None and not _is_flag(following)
         out.append(Flag(norm(name), following if takes else None, index))
-    return out
+    return tuple(out)
 
 
 def last_value(argv: Sequence[str], names: Sequence[str]) -> Flag | None:

@@ -106,10 +106,21 @@ class Secrets(FrozenModel):
 
     def is_secret(self, name: str) -> bool:
         """True when env name or flag ``name`` (``--hf-token`` reads as ``HF_TOKEN``) is secret."""
-        key = name.lstrip("-").replace("-", "_").upper()
-        return key in {n.upper() for n in self.names} or any(
-            fnmatch.fnmatchcase(key, p.upper()) for p in self.patterns
-        )
+        return _secret_pattern(self.names, self.patterns).fullmatch(_secret_key(name)) is not None
+
+
+def _secret_key(name: str) -> str:
+    return name.lstrip("-").replace("-", "_").upper()
+
+
+@functools.cache
+def _secret_pattern(names: tuple[str, ...], patterns: tuple[str, ...]) -> re.Pattern[str]:
+    # One regex for all names and globs: rules ask about every env name of every job.
+    parts = [re.escape(n.upper()) for n in names]
+    parts += [
+        fnmatch.translate(p.upper()).removeprefix("(?s:").removesuffix(")\\Z") for p in patterns
+    ]
+    return re.compile("|".join(f"(?:{p})" for p in parts))
 
 
 class AcceptanceKnobs(FrozenModel):
