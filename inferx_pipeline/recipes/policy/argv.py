@@ -7,7 +7,7 @@ value spelled another way (``--GPU_memory_utilization=0.99``) is judged like the
 field. JSON and YAML mappings passed as one argument (``--speculative-config '{...}'``,
 TensorRT-LLM's options text) are read into ``(key, value)`` pairs, keys normalized too.
 
-Public API: ``norm``, ``Flag``, ``flags``, ``last_value``, ``mapping_items``,
+Public API: ``norm``, ``squash``, ``Flag``, ``flags``, ``last_value``, ``mapping_items``,
 ``recipe_flag``.
 """
 
@@ -30,6 +30,12 @@ def norm(name: str) -> str:
     """A flag, env or JSON key name as engines compare it: no dashes in front, lower case,
     ``_`` read as ``-`` (``--GPU_Memory-utilization`` -> ``gpu-memory-utilization``)."""
     return name.lstrip("-").lower().replace("_", "-")
+
+
+def squash(value: object) -> str:
+    """Lower-case letters and digits only, for names inside values: ``Moon_Cake``,
+    ``MooncakeConnectorV1`` and ``mooncake`` all contain ``mooncake``."""
+    return re.sub(r"[^a-z0-9]", "", str(value).lower())
 
 
 @dataclass(frozen=True, slots=True)

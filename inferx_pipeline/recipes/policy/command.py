@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from inferx_pipeline.recipes.findings import Finding
-from inferx_pipeline.recipes.policy.argv import flags, last_value, mapping_items, norm
+from inferx_pipeline.recipes.policy.argv import flags, last_value, mapping_items, norm, squash
 from inferx_pipeline.recipes.policy.base import RuleContext
 from inferx_pipeline.recipes.policy.served import Served, origin
 
@@ -233,7 +233,7 @@ def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
     rule = ctx.data.vendor_kv_offload.get(sku.vendor) if sku is not None else None
     if sku is None or rule is None or not rule.forbidden_backends:
         return []
-    forbidden = {_squash(b): b for b in rule.forbidden_backends}
+    forbidden = {squash(b): b for b in rule.forbidden_backends}
     spots = ctx.data.kv_offload_flags
     names = {norm(f) for f in spots.flags}
     json_names = {norm(f) for f in spots.json_flags}
@@ -248,7 +248,7 @@ def kv_offload(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
             else:
                 continue
             for item in values:
-                hit = next((b for key, b in forbidden.items() if key in _squash(item)), None)
+                hit = next((b for key, b in forbidden.items() if key in squash(item)), None)
                 if hit is not None:
                     out.append(
                         ctx.finding(
@@ -268,7 +268,7 @@ def _kv_env(ctx: RuleContext, job: Served, forbidden: dict[str, str]) -> list[Fi
     vendor = ctx.catalog.skus[ctx.recipe.sku].vendor.upper()
     out: list[Finding] = []
     for name, value in job.env.items():
-        hit = next((b for key, b in forbidden.items() if key in _squash(f"{name}={value}")), None)
+        hit = next((b for key, b in forbidden.items() if key in squash(f"{name}={value}")), None)
         if hit is not None:
             out.append(
                 ctx.finding(
@@ -283,11 +283,6 @@ def _kv_env(ctx: RuleContext, job: Served, forbidden: dict[str, str]) -> list[Fi
 
 def _row_path(job: Served) -> tuple[str | int, ...]:
     return (*job.row, "kv-offload-backend") if job.row else ("engine",)
-
-
-def _squash(value: object) -> str:
-    """Lower case letters and digits only: ``Mooncake_Store`` and ``mooncake-store`` agree."""
-    return re.sub(r"[^a-z0-9]", "", str(value).lower())
 
 
 def secrets(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 
 from inferx_pipeline.recipes.findings import Finding
+from inferx_pipeline.recipes.policy.argv import squash
 from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
 from inferx_pipeline.recipes.policy.data import AgenticMtp
 from inferx_pipeline.recipes.scenarios import MultinodeRow, SingleNodeRow, Worker
@@ -40,9 +41,9 @@ def vendor_kv_offload(ctx: RuleContext) -> list[Finding]:
                     ),
                 )
             )
-        elif vendor_rule is not None and backend.name.lower() in {
-            b.lower() for b in vendor_rule.forbidden_backends
-        }:
+        elif vendor_rule is not None and any(
+            squash(b) in squash(backend.name) for b in vendor_rule.forbidden_backends
+        ):
             assert sku is not None  # vendor_rule comes from the SKU
             out.append(
                 ctx.finding(
