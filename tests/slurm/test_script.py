@@ -1,0 +1,104 @@
+"""The batch job of a server group, pure: sbatch options, runtimes, GPU access, replica lines."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from inferx_pipeline.launch.slurm import listen_on_all, owner_comment, parse_comment
+from inferx_pipeline.launch.slurm_pools import SlurmPool
+from inferx_pipeline.launch.slurm_script import batch_script, sbatch_options
+from inferx_pipeline.launch.spec import GpuRequest, ServerSpec
+from tests.launch.specs import make_spec
+from tests.slurm.conftest import cluster_pool
+
+IMAGE = "vllm/vllm-openai:v0.11.0"
+
+
+def _spec(vendor: str = "nvidia", count: int = 8) -> ServerSpec:
+    return make_spec(
+        ("vllm", "serve", "{model}", "--host", "127.0.0.1", "--port", "{port}"),
+        image=IMAGE,
+        gpus=GpuRequest.model_validate({"vendor": vendor, "count": count}),
+        env={"VLLM_USE_V1": "1"},
+        secret_env=("HF_TOKEN",),
+    )
+
+
+def _pool(**fields: object) -> SlurmPool:
+    store = {"models": {"Qwen/Qwen3-0.6B": "/lustre/models/qwen3"}, "hf_cache": "/lustre/hf"}
+    return cluster_pool(account="bench", qos="normal", model_store=store, **fields)
+
+
+def test_sbatch_options_carry_the_pool_and_never_requeue() -> None:
+    options = sbatch_options(
+        _spec(), _pool(replicas=2), name="inferx-x", comment="inferx run=r", output=Path("/o/%j")
+    )
+    assert options == [
+        "--job-name=inferx-x", "--comment=inferx run=r", "--partition=gpu", "--time=5",
+        "--nodes=2", "--ntasks-per-node=1", "--output=/o/%j", "--export=ALL", "--no-requeue",
+        "--account=bench", "--qos=normal", "--gres=gpu:8",
+    ]  # fmt: skip
+    cpu = sbatch_options(_spec(count=0), _pool(), name="n", comment="c", output=Path("o"))
+    assert not any(o.startswith("--gres") for o in cpu)
+
+
+def test_pyxis_runs_the_image_with_the_model_store_mounted() -> None:
+    script = batch_script(_spec(), _pool(runtime="pyxis"))
+    assert "--container-image=vllm/vllm-openai:v0.11.0" in script
+    assert (
+        "--container-mounts=/lustre/hf:/lustre/hf,/lustre/models/qwen3:/lustre/models/qwen3"
+        in script
+    )
+    assert "export VLLM_USE_V1=1\n" in script and "HF_TOKEN" not in script
+
+
+def test_docker_passes_env_and_secrets_by_name_and_the_vendors_gpus() -> None:
+    nvidia = batch_script(_spec(), _pool(runtime="docker"))
+    assert "-e HF_HOME -e HF_HUB_OFFLINE -e HF_TOKEN -e VLLM_USE_V1" in nvidia
+    assert "'--gpus=device={cuda}'" in nvidia and "--name=inferx-{replica}" in nvidia
+    amd = batch_script(_spec("amd"), _pool(runtime="docker"))
+    assert "--device=/dev/kfd --device=/dev/dri" in amd and "-e HIP_VISIBLE_DEVICES" in amd
+    assert "--gpus" not in amd
+
+
+def test_apptainer_asks_for_the_vendors_gpu_support() -> None:
+    assert "apptainer exec --nv --bind=/lustre/hf" in batch_script(
+        _spec(), _pool(runtime="apptainer")
+    )
+    assert "apptainer exec --rocm" in batch_script(_spec("amd"), _pool(runtime="apptainer"))
+
+
+def test_the_replica_fills_port_and_gpus_and_maps_rocr_to_hip(tmp_path: Path) -> None:
+    spec = make_spec(("bash", "-c", 'echo "port={port} hip=$HIP_VISIBLE_DEVICES"'), port=8123)
+    script = batch_script(spec, _pool())
+    function = script.split("export -f inferx_replica")[0].split("\n", 3)[3]
+    env = {"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": "7", "SLURM_PROCID": "1",
+           "SLURMD_NODENAME": "node2", "ROCR_VISIBLE_DEVICES": "2,3"}  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-c", function + 'inferx_replica "$@"', "x", *spec.argv],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == [
+        "INFERX_SLURM_REPLICA rank=1 node=node2 port=8123 gpus=2,3",
+        "port=8123 hip=2,3",
+    ]
+
+
+def test_engines_listen_on_every_address_under_slurm() -> None:
+    assert listen_on_all(("x", "--host", "127.0.0.1", "--host=::1")) == (
+        "x", "--host", "0.0.0.0", "--host=0.0.0.0",
+    )  # fmt: skip
+
+
+def test_owner_comment_round_trips_and_foreign_comments_are_not_ours() -> None:
+    fields = parse_comment(owner_comment("run-1"))
+    assert fields["run"] == "run-1" and fields["pid"].isdigit()
+    assert parse_comment("someone else's job") == {}
+
+
+def test_more_replicas_than_nodes_is_refused() -> None:
+    with pytest.raises(ValueError, match="replicas 3 need as many nodes; nodes is 2"):
+        cluster_pool(replicas=3)
