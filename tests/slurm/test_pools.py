@@ -35,7 +35,9 @@ def test_the_example_pools_file_is_valid() -> None:
 def test_a_malformed_pools_file_names_the_file_and_field(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text("kind: slurm\nsource: t\npools: {a: {skus: [h200], partition: p}}\n")
-    with pytest.raises(CatalogError, match=r"(?s)bad.yaml: invalid Slurm pools.*pools.a.time_limit"):
+    with pytest.raises(
+        CatalogError, match=r"(?s)bad.yaml: invalid Slurm pools.*pools.a.time_limit"
+    ):
         load_runner_pools(path, {})
 
 
