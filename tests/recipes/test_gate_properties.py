@@ -60,6 +60,7 @@ def _judge(catalog: Catalog, golden: GoldenRegistry, policy: PolicyData) -> Judg
             result = validate_recipes(
                 [path], catalog=catalog, golden=golden, policy=policy, runners=runners
             )
+        assert all("\n" not in str(f) and "\x00" not in str(f) for f in result.errors)
         return {e.rule for e in result.errors}
 
     return rules
@@ -210,3 +211,33 @@ def test_secret_literal_is_found_by_every_path(
 ) -> None:
     seed, overlay = case
     assert "secret-literal" in _judge(catalog, golden, policy)(seed, overlay)
+
+
+_TEXT = st.text(alphabet=st.sampled_from(list('ab{}[]":,=_-\n\x00 Mooncake0.9')), max_size=24)
+_FLAGS = st.sampled_from(
+    ["--speculative-config", "--kv-transfer-config", "--gpu_memory_utilization", "--x", "-y"]
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    seed=st.sampled_from(sorted(SEEDS)),
+    args=st.one_of(
+        st.dictionaries(_FLAGS, st.one_of(_TEXT, st.booleans(), st.floats(0, 2)), max_size=3),
+        st.lists(st.one_of(_FLAGS, _TEXT), max_size=5),
+    ),
+    env=st.dictionaries(st.sampled_from(["HF_TOKEN", "A", "MOONCAKE", "x\ny"]), _TEXT, max_size=2),
+    options=st.dictionaries(st.sampled_from(["num_speculative_tokens", "k"]), _TEXT, max_size=2),
+)
+def test_any_engine_setup_is_judged_without_crashing(
+    seed: str,
+    args: dict[str, Any] | list[str],
+    env: dict[str, str],
+    options: dict[str, str],
+    catalog: Catalog,
+    golden: GoldenRegistry,
+    policy: PolicyData,
+) -> None:
+    overlay = {"engine": {"args": args, "env": env}, "speculative": {"options": options}}
+    # Only the verdict's shape is checked (by _judge): every finding is one printable line.
+    _judge(catalog, golden, policy)(seed, overlay)

@@ -105,10 +105,19 @@ def _walk(value: object) -> Iterator[tuple[str, object]]:
             yield from _walk(item)
 
 
+@functools.lru_cache(maxsize=4096)
+def _items(text: str) -> tuple[tuple[str, object], ...]:
+    try:
+        return tuple(_walk(_parsed(text)))
+    except RecursionError:
+        # Nesting no engine config has: the engine's own parser refuses it (engine-argv).
+        return ()
+
+
 def mapping_items(text: str | None) -> list[tuple[str, object]]:
     """Every (normalized key, value) pair, at any depth, of a JSON or YAML mapping ``text``;
-    [] when ``text`` is not one."""
-    return list(_walk(_parsed(text))) if text is not None else []
+    [] when ``text`` is not one (or nests past Python's recursion limit)."""
+    return list(_items(text)) if text is not None else []
 
 
 def recipe_flag(
