@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.base import adapter_for
+from inferx_pipeline.engines.multinode import describe, layout
 from inferx_pipeline.errors import InferxError
 from inferx_pipeline.matrix.build import LoadedMatrix
 from inferx_pipeline.matrix.job import BenchmarkJob
@@ -62,6 +63,8 @@ def _table(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
         env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
         lines.append(f"{job.job_id}  sku={job.sku} conc={job.conc} fp={job.fingerprint[:12]}")
         lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
+        if job.workers is not None:  # multinode: the Slurm job's nodes, roles and commands
+            lines += [f"    {line}" for line in describe(layout(job, catalog.sku(job.sku)))]
     return "\n".join(lines)
 
 
