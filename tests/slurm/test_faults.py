@@ -260,3 +260,30 @@ def test_a_crashed_launcher_leaves_an_orphan_that_the_next_start_cancels(
         cluster_pool(), log_dir=tmp_path, run_id="next", environ=slurm_env(faults.cluster)
     )
     assert launcher.cleanup_orphans() == [int(job) for job in jobs]
+
+
+def test_an_interrupted_dagster_run_cancels_its_allocation(faults: Fixture) -> None:
+    # What terminating a run does to its run worker: SIGINT, then Dagster's interrupt.
+    write_pools(faults.pools)
+    args = [sys.executable, "-m", "inferx_pipeline", "materialize", "--recipe", H200,
+            "--launcher", "slurm", "--pools", str(faults.pools), "--sim-image", "inferx-sim",
+            "--num-prompts", "1", "--time-scale", "0.05", "--load-time-s", "0",
+            "--no-publish"]  # fmt: skip
+    env = {**os.environ, **_cli_env(faults)}
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)  # fmt: skip
+    artifacts = faults.project.settings.artifacts_dir
+    try:
+        deadline = time.monotonic() + FAULT_DEADLINE_S
+        while not list(artifacts.glob("attempts/*/c*/*.json")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no point was recorded"
+            time.sleep(0.1)  # polling the artifact store, bounded by the deadline
+        assert faults.cluster.active_jobs(), "the allocation should be running"
+        os.killpg(proc.pid, signal.SIGINT)
+        output, _ = proc.communicate(timeout=FAULT_DEADLINE_S)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode != 0, output
+    assert_queue_drains(faults.cluster)
