@@ -86,7 +86,6 @@ def _served(framework: str, argv: tuple[str, ...], env: dict[str, str]) -> Serve
         framework=framework,
         scenario="fixed-seq-len",
         is_eval=False,
-        acceptance="synthetic",
         target_al=2.5,
         image="x/y:1",
         argv=argv,

@@ -12,7 +12,7 @@ line.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from inferx_pipeline.recipes.policy.argv import flags, norm
 from inferx_pipeline.recipes.schema import Recipe
@@ -24,22 +24,20 @@ class Served:
     """One job's final server command (argv, env, image) and the facts rules compare it to.
 
     ``target_al`` is the golden AL the matrix resolved (None for real acceptance and
-    eval jobs); ``row`` is the search-space row's field path in the recipe.
+    eval jobs); ``row`` is the search-space row's field path in the recipe;
+    ``speculative`` whether the job drafts at all, ``draft_tokens`` its draft length.
     """
 
     job_id: str
     framework: str
     scenario: str
     is_eval: bool
-    acceptance: str
     target_al: float | None
     image: str
     argv: tuple[str, ...]
     env: Mapping[str, str]
     row: FieldPath = ()
-    max_num_seqs: int | None = None
-    conc: int = 1
-    speculative: bool = field(default=False)
+    speculative: bool = False
     draft_tokens: int | None = None
 
 
