@@ -41,6 +41,8 @@ from tests.services.engine_images import (
 DOCKERFILE = ROOT / "deploy" / "images" / "vllm-cpu" / "Dockerfile"
 VLLM_ENV = ROOT / "scripts" / "vllm-env"
 REPOSITORY = "inferx/vllm-cpu"
+# Debian packages the image needs beyond the base (vLLM's CPU kernels link libnuma).
+DEBS = ("libnuma1",)
 BUILD_TIMEOUT_S = 1800
 
 
@@ -87,6 +89,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         """Silent: the build's own log says enough."""
 
 
+def _debs(dest: Path) -> None:
+    """``DEBS`` as .deb files in ``dest``, downloaded with the host's apt (lists refreshed once)."""
+    dest.mkdir()
+    download = ["apt-get", "download", *DEBS]
+    if subprocess.run(download, cwd=dest, capture_output=True, check=False).returncode != 0:
+        run_step(["apt-get", "update", "-qq"], "apt-get update")
+        run_step(download, f"apt-get download {' '.join(DEBS)}", cwd=dest)
+
+
 @contextlib.contextmanager
 def _served(folder: Path) -> Iterator[str]:
     """``folder`` as a pip find-links page on a loopback port while the block runs."""
@@ -104,7 +115,7 @@ def _served(folder: Path) -> Iterator[str]:
 
 def vllm_cpu_image_key(base_tag: str) -> str:
     """The keyed tag of a build of these inputs (base, Dockerfile, scripts/vllm-env)."""
-    inputs = digest([base_tag, DOCKERFILE.read_text(), VLLM_ENV.read_text()])
+    inputs = digest([base_tag, DOCKERFILE.read_text(), VLLM_ENV.read_text(), *DEBS])
     return f"{REPOSITORY}:build-{inputs}"
 
 
@@ -117,6 +128,7 @@ def ensure_vllm_cpu_image(client: docker.DockerClient, base_tag: str) -> str:
             ctx = Path(tmp)
             shutil.copy2(DOCKERFILE, ctx / "Dockerfile")
             shutil.copy2(VLLM_ENV, ctx / "vllm-env")
+            _debs(ctx / "debs")
             with _served(wheels) as url:
                 build_image(
                     client, ctx, keyed, base_tag, network_mode="host",
