@@ -2,7 +2,9 @@
 
 - ``engine-version-gate``: a feature the recipe uses needs a minimum engine version; the
   version comes from catalog/image-facts.yaml or the tag (per-repository patterns in
-  catalog/version-gates.yaml). An unknown version where a gate applies is an error.
+  catalog/version-gates.yaml). An unknown version where a gate applies is an error, and
+  so is a version only the tag vouches for: a tag may prove an image too old, only a
+  fact proves it new enough.
 - ``image-facts``: an agentic-coding recipe's image runs the client, so its Python must
   be in the client's range (catalog/policy.yaml); an image without that fact fails.
 - ``image-ref``: the image reference parses with the project's one parser
@@ -114,7 +116,27 @@ def engine_version_gate(ctx: RuleContext) -> list[Finding]:
                     ),
                 )
             )
+        elif not _fact_says(ctx.data, image):
+            out.append(
+                ctx.finding(
+                    "engine-version-gate",
+                    _IMAGE,
+                    (
+                        f"got {image}, whose {gate.framework} version {version} comes from its "
+                        f"tag alone ({why} needs >= {gate.min_version}); expected an "
+                        "engine_version fact in catalog/image-facts.yaml, since a tag is a "
+                        "name, not a measurement; add it from the image (its /version, as the "
+                        "preflight reads it) with its source"
+                    ),
+                )
+            )
     return out
+
+
+def _fact_says(data: PolicyData, image: str) -> bool:
+    # A tag can say "too old" (a reason to refuse), never "new enough" (a reason to run).
+    fact = data.images.get(image)
+    return fact is not None and fact.engine_version is not None
 
 
 def image_facts(ctx: RuleContext) -> list[Finding]:
