@@ -34,7 +34,7 @@ from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.argv import recipe_flag
 from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
-from inferx_pipeline.recipes.policy.images import engine_version, version_tuple
+from inferx_pipeline.recipes.policy.images import version_tuple
 from inferx_pipeline.recipes.scenarios import FixedSeqLen, SingleNodeRow
 from inferx_pipeline.recipes.schema import DRAFT_CHECKPOINT_METHODS, MaxNumSeqsRule, Recipe
 
@@ -88,7 +88,9 @@ def _slots(ctx: RuleContext, conc: int) -> int:
     explicit = explicit_seqs(ctx.recipe, conc)
     if explicit is not None:
         return explicit
-    version = engine_version(ctx.data, ctx.recipe.engine.image)
+    # The version from data only (a tag is not a fact); unknown takes the newest default.
+    fact = ctx.data.images.get(ctx.recipe.engine.image)
+    version = fact.engine_version if fact is not None else None
     default = ctx.data.default_max_num_seqs(
         ctx.recipe.engine.framework, version_tuple(version) if version else None
     )
