@@ -124,7 +124,8 @@ def acceptance(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
                     )
         out.extend(_required(ctx, job, bool(knobs)))
         out.extend(_draft_length(ctx, job))
-    return _once(out)
+        out.extend(_draft_identity(ctx, job))
+    return _once(out + _option_overrides(ctx))
 
 
 def _draft_lengths(ctx: RuleContext, job: Served) -> list[tuple[str, object, str]]:
@@ -162,6 +163,50 @@ def _draft_length(ctx: RuleContext, job: Served) -> list[Finding]:
         )
         for name, value, via in _draft_lengths(ctx, job)
         if str(value) != str(job.draft_tokens)
+    ]
+
+
+def _draft_identity(ctx: RuleContext, job: Served) -> list[Finding]:
+    # The adapter writes the recipe's method and draft first; a later flag or JSON from
+    # engine.args that says otherwise wins in the engine and runs another curve's draft.
+    knobs = ctx.data.draft_identity_knobs.get(job.framework)
+    if knobs is None or not job.speculative:
+        return []
+    seen: list[tuple[str, list[object]]] = []
+    wanted = {norm(f) for f in knobs.flags}
+    for name in wanted:
+        seen.append((name, [f.value for f in flags(job.argv) if f.name == name]))
+    carriers = [f for f in flags(job.argv) if f.name in {norm(j) for j in knobs.json_flags}]
+    for key in (norm(k) for k in knobs.keys):
+        values = [dict(mapping_items(c.value)).get(key) for c in carriers]
+        seen += [(key, values)] if carriers else []
+    return [
+        ctx.finding(
+            "golden-al-only",
+            _length_origin(ctx, name, carriers[-1].name if carriers else ""),
+            f"got {name} {values[-1]} in the server command where the recipe's speculative "
+            f"block gives {values[0]}; expected the draft the golden curve "
+            f"{ctx.recipe.speculative.curve!r} measured; set method and draft-model only in "
+            "speculative",
+        )
+        for name, values in seen
+        if len(values) > 1 and values[-1] != values[0]
+    ]
+
+
+def _option_overrides(ctx: RuleContext) -> list[Finding]:
+    # speculative.options merge into the adapter's config after the typed fields.
+    keys = {norm(k) for knobs in ctx.data.draft_identity_knobs.values() for k in knobs.keys}
+    return [
+        ctx.finding(
+            "golden-al-only",
+            ("speculative", "options", key),
+            f"got option {key} = {value}; expected the draft method and checkpoint only from "
+            "speculative.method and speculative.draft-model (the golden curve's draft); "
+            "remove the option",
+        )
+        for key, value in ctx.recipe.speculative.options.items()
+        if norm(key) in keys
     ]
 
 

@@ -134,8 +134,8 @@ class AcceptanceKnobs(FrozenModel):
     source: str
 
 
-class DraftLengthKnobs(FrozenModel):
-    """Where one engine reads the draft length from (its final argv)."""
+class DraftKnobs(FrozenModel):
+    """Where one engine reads a draft setting (length, method, checkpoint) from its argv."""
 
     flags: tuple[str, ...] = ()
     json_flags: tuple[str, ...] = ()
@@ -197,7 +197,8 @@ class PolicyData(FrozenModel):
     yaml_limits: YamlLimits
     secrets: Secrets
     acceptance_knobs: dict[str, AcceptanceKnobs]
-    draft_length_knobs: dict[str, DraftLengthKnobs]
+    draft_length_knobs: dict[str, DraftKnobs]
+    draft_identity_knobs: dict[str, DraftKnobs]
     synthetic_required: SyntheticRequired
     curve_methods: dict[str, tuple[str, ...]]
     headroom: Headroom
