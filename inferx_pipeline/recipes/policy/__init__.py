@@ -12,7 +12,8 @@ Rules: ``thinking-explicit``, ``golden-al-only``, ``engine-version-gate``,
 module's docstring).
 
 ``check_served(recipe, served, ...)`` runs ``SERVED_RULES`` on the final server command
-of every job (``policy/command.py``): the same rule ids, judged on what will run.
+of every job (``policy/acceptance.py``, ``policy/command.py``): the same rule ids,
+judged on what will run.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.recipes.findings import Finding
-from inferx_pipeline.recipes.policy import command
+from inferx_pipeline.recipes.policy import acceptance, command
 from inferx_pipeline.recipes.policy.base import Rule, RuleContext, Where
 from inferx_pipeline.recipes.policy.data import PolicyData
 from inferx_pipeline.recipes.policy.images import (
@@ -60,7 +61,7 @@ RULES: dict[str, Rule] = {
 ServedRule = Callable[[RuleContext, Sequence[Served]], list[Finding]]
 
 SERVED_RULES: dict[str, ServedRule] = {
-    "golden-al-only": command.acceptance,
+    "golden-al-only": acceptance.acceptance,
     "memory-fit": command.headroom,
     "vendor-kv-offload": command.kv_offload,
     "secret-literal": command.secrets,

@@ -6,7 +6,7 @@ argv and environment. ``Served`` is one job's final command with the few job fac
 rules compare it with; ``matrix/served.py`` builds them (every throughput job and the
 eval twin of each) through the engine adapters. ``origin`` maps a flag, env or option
 name back to the recipe field that put it there, so a finding points at the author's
-line.
+line. ``once`` and ``number`` are what the final-command rules share.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.argv import flags, norm
 from inferx_pipeline.recipes.schema import Recipe
 from inferx_pipeline.recipes.yamlsource import FieldPath
@@ -65,3 +66,16 @@ def origin(recipe: Recipe, *, flag: str | None = None, env: str | None = None) -
         if norm(key) == wanted:
             return ("speculative", "options", key)
     return None
+
+
+def once(findings: list[Finding]) -> list[Finding]:
+    """``findings`` without repeats: every job of a recipe repeats its recipe's problems."""
+    return list({(f.field, f.message): f for f in findings}.values())
+
+
+def number(value: object) -> float | None:
+    """``value`` as a float, or None when the engine would not read one from it."""
+    try:
+        return float(str(value))
+    except ValueError:
+        return None
