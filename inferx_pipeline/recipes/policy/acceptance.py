@@ -25,6 +25,7 @@ from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.argv import flags, last_value, mapping_items, norm
 from inferx_pipeline.recipes.policy.base import RuleContext
 from inferx_pipeline.recipes.policy.served import Served, number, once, origin
+from inferx_pipeline.recipes.policy.thinking import served_thinking
 
 
 def _knobs(served: Served, ctx: RuleContext) -> list[tuple[str, str, float | None]]:
@@ -67,50 +68,42 @@ def _json_keys(ctx: RuleContext) -> set[str]:
 def acceptance(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
     """Rule ``golden-al-only`` on the final command (see the module doc)."""
     out: list[Finding] = []
-    offset = {f: k.offset for f, k in ctx.data.acceptance_knobs.items()}
     for job in served:
         knobs = _knobs(job, ctx)
         for kind, name, value in knobs:
-            path = _where(ctx, kind, name)
-            shown = "unreadable" if value is None else f"{value:g}"
-            if job.is_eval:
-                out.append(
-                    ctx.finding(
-                        "golden-al-only",
-                        path,
-                        f"got {name} {shown} on eval jobs; expected no synthetic acceptance "
-                        "(eval jobs verify for real); set it only through "
-                        "speculative.acceptance: synthetic and a curve",
-                    )
-                )
-            elif job.target_al is None:
-                out.append(
-                    ctx.finding(
-                        "golden-al-only",
-                        path,
-                        f"got {name} {shown} with speculative.acceptance "
-                        f"{ctx.recipe.speculative.acceptance}; expected a synthetic AL only from "
-                        "a golden curve; remove it and set acceptance: synthetic with a curve",
-                    )
-                )
-            else:
-                want = job.target_al + offset.get(job.framework, 0.0)
-                if value is None or abs(value - want) > 1e-6:
-                    out.append(
-                        ctx.finding(
-                            "golden-al-only",
-                            path,
-                            f"got {name} {shown}; expected {want:g} (golden curve "
-                            f"{ctx.recipe.speculative.curve!r} for thinking "
-                            f"{ctx.recipe.model.thinking or 'on'}, "
-                            f"{ctx.recipe.speculative.draft_tokens} draft tokens); remove it, the "
-                            "matrix sets it from the curve",
-                        )
-                    )
+            message = _judge_knob(ctx, job, name, value)
+            if message is not None:
+                out.append(ctx.finding("golden-al-only", _where(ctx, kind, name), message))
         out.extend(_required(ctx, job, bool(knobs)))
         out.extend(_draft_length(ctx, job))
         out.extend(_draft_identity(ctx, job))
     return once(out + _option_overrides(ctx))
+
+
+def _judge_knob(ctx: RuleContext, job: Served, name: str, value: float | None) -> str | None:
+    """What is wrong with synthetic-AL setting ``name`` = ``value`` in ``job``, or None."""
+    shown = "unreadable" if value is None else f"{value:g}"
+    if job.is_eval:
+        return (
+            f"got {name} {shown} on eval jobs; expected no synthetic acceptance (eval jobs "
+            "verify for real); set it only through speculative.acceptance: synthetic and a curve"
+        )
+    spec = ctx.recipe.speculative
+    if job.target_al is None:
+        return (
+            f"got {name} {shown} with speculative.acceptance {spec.acceptance}; expected a "
+            "synthetic AL only from a golden curve; remove it and set acceptance: synthetic "
+            "with a curve"
+        )
+    knobs = ctx.data.acceptance_knobs[job.framework]
+    want = job.target_al + knobs.offset
+    if value is not None and abs(value - want) <= 1e-6:
+        return None
+    mode = served_thinking(ctx.recipe, ctx.catalog) or "unset"
+    return (
+        f"got {name} {shown}; expected {want:g} (golden curve {spec.curve!r}, thinking {mode}, "
+        f"{spec.draft_tokens} draft tokens); remove it, the matrix sets it from the curve"
+    )
 
 
 def _draft_lengths(ctx: RuleContext, job: Served) -> list[tuple[str, object, str]]:
