@@ -40,7 +40,7 @@ def headroom(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
         if value is None:
             continue
         limits = room.max_utilization_speculative if job.speculative else room.max_utilization
-        limit = limits.get(sku.vendor, 1.0)
+        limit = limits.get(ctx.recipe.sku, limits.get(sku.vendor, 1.0))  # a SKU over its vendor
         if value <= limit + 1e-9:
             continue
         path = origin(ctx.recipe, flag=name) or ("engine", "gpu-memory-utilization")
