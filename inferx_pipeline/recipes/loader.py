@@ -189,6 +189,12 @@ def discover(paths: Iterable[Path]) -> Discovery:
                 found.files.append((path, tree))
         elif path.is_symlink():
             _symlink_ok(path, path.parent.resolve(), found)
+        elif path.exists():
+            found.problem(
+                path,
+                "got a path that is not a regular file (a pipe or device); "
+                "expected a YAML recipe file; name the file",
+            )
         else:
             raise RecipeSyntaxError(f"{path}: no such recipe file or directory")
     found.files = list(dict.fromkeys(found.files))
