@@ -73,7 +73,9 @@ def served_commands(
                 out.append(_served(variant, catalog, row))
             except LaunchError as err:
                 refused.append(str(err))
-    return out, list(dict.fromkeys(refused))
+    # Adapters name the job first ("<job id>: why"): one refusal per reason, not per job.
+    by_reason = {message.partition(": ")[2] or message: message for message in refused}
+    return out, list(by_reason.values())
 
 
 def served_findings(
