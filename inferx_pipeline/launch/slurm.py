@@ -114,6 +114,7 @@ class SlurmHandle(ServerHandle):
 
     @property
     def provenance(self) -> dict[str, str]:
+        """The Slurm job id and its nodes, recorded with every point measured on this server."""
         job = self._job
         return {"slurm_job_id": str(self.job_id), "slurm_nodes": job.nodes if job else ""}
 
@@ -137,9 +138,8 @@ class SlurmHandle(ServerHandle):
             state = self._await_end()
         if state is None:
             return None
-        job = self._job
-        code = job.exit_code if job and job.exit_code else 0
-        return STATE_EXIT.get(state, code or (0 if state == "COMPLETED" else 1))
+        code = self._job.exit_code if self._job else None
+        return STATE_EXIT.get(state) or code or (0 if state == "COMPLETED" else 1)
 
     def _answers(self) -> bool:
         return all(http_ok(url + self.spec.health_path) for url in self.endpoints)
@@ -224,7 +224,8 @@ class SlurmHandle(ServerHandle):
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
             with contextlib.suppress(LaunchError):
-                if self.job(fresh=True) is None or not self._job or not self._job.active:
+                job = self.job(fresh=True)
+                if job is None or not job.active:
                     return
             time.sleep(self.poll_s)  # polling squeue until the job left, bounded
 

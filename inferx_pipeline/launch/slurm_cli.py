@@ -19,7 +19,7 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from inferx_pipeline.errors import LaunchError
 
@@ -39,6 +39,18 @@ class SlurmJob(BaseModel):
     nodes: str = ""
     comment: str = ""
     exit_code: int | None = None
+
+    @field_validator("job_state", mode="before")
+    @classmethod
+    def _one_state(cls, value: object) -> object:
+        # 23.02+ answers a list of state flags, the base state first.
+        return value[0] if isinstance(value, list) and value else value
+
+    @field_validator("exit_code", mode="before")
+    @classmethod
+    def _return_code(cls, value: object) -> object:
+        # 23.02+ answers {"status": ..., "return_code": N} where 22.05 answers N.
+        return value.get("return_code") if isinstance(value, dict) else value
 
     @property
     def active(self) -> bool:

@@ -8,6 +8,7 @@ import pytest
 
 from inferx_pipeline.errors import AllocationEndedError, CatalogError, LaunchError
 from inferx_pipeline.launch.pools import RunnerPools
+from inferx_pipeline.launch.slurm_cli import SlurmJob
 from inferx_pipeline.launch.slurm_pools import SlurmPools, load_runner_pools
 from inferx_pipeline.launch.slurm_proxy import merge_metrics
 from inferx_pipeline.sweep.retries import load_retry_policy
@@ -62,3 +63,14 @@ def test_replica_metrics_sum_each_series() -> None:
     one = '# TYPE t counter\nt_total{m="a"} 2.0\nrunning 1\n'
     two = '# TYPE t counter\nt_total{m="a"} 3.0\nrunning 0\n'
     assert merge_metrics([one, two]) == '# TYPE t counter\nt_total{m="a"} 5.0\nrunning 1.0\n'
+
+
+def test_squeue_json_jobs_parse_in_the_22_05_and_later_shapes() -> None:
+    old = {"job_id": 7, "name": "inferx-x", "job_state": "NODE_FAIL", "exit_code": 0, "x": 1}
+    new = {**old, "job_state": ["RUNNING", "COMPLETING"], "exit_code": {"return_code": 3}}
+    assert (SlurmJob.model_validate(old).job_state, SlurmJob.model_validate(old).active) == (
+        "NODE_FAIL",
+        False,
+    )
+    parsed = SlurmJob.model_validate(new)
+    assert (parsed.job_state, parsed.exit_code, parsed.active) == ("RUNNING", 3, True)
