@@ -32,6 +32,8 @@ from inferx_pipeline.recipes.policy.data import PolicyData
 from .conftest import LIMITS, ROOT
 
 GATE = Path("tests/fixtures/gate")
+# Budgets are CPU seconds of this process (time.process_time): on a shared machine the
+# wall clock measures the neighbours, not the gate.
 FILES = sorted(p.name for p in (ROOT / GATE).glob("*.yaml"))
 SECRETS = re.compile(r"corpusSecretValue\d+")
 
@@ -82,9 +84,9 @@ def _matches(finding: Finding, path: Path, rule: str, field: str, line: int | No
 @pytest.mark.parametrize("name", FILES)
 def test_gate_rejects_each_corpus_file(name: str, validate: Callable[..., LoadResult]) -> None:
     rule, field, line = _expected(name)
-    started = time.perf_counter()
+    started = time.process_time()
     result = validate(GATE / name)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert result.recipes == []
     assert any(_matches(e, GATE / name, rule, field, line) for e in result.errors), [
         str(e) for e in result.errors
@@ -112,9 +114,9 @@ def test_corpus_covers_every_class_on_every_seed() -> None:
 
 
 def test_whole_corpus_in_under_ten_seconds(validate: Callable[..., LoadResult]) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     result = validate(GATE)
-    assert time.perf_counter() - started < 10.0
+    assert time.process_time() - started < 10.0
     assert result.recipes == []
     # Syntax and extends problems name their recipe as the head of their chain.
     rejected = {e.recipe or e.chain[0] for e in result.errors if e.recipe or e.chain}
@@ -178,16 +180,16 @@ def test_oversized_file_is_an_error_from_data(
 ) -> None:
     path = tmp_path / "r.yaml"
     path.write_text("# " + "x" * LIMITS.max_bytes + "\n")
-    started = time.perf_counter()
+    started = time.process_time()
     message = _one(validate(path))
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert f"got more than {LIMITS.max_bytes} bytes" in message
 
 
 def test_alias_bomb_fails_well_under_a_second(validate: Callable[..., LoadResult]) -> None:
-    started = time.perf_counter()
+    started = time.process_time()
     message = _one(validate(GATE / "alias-bomb.yaml"))
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert "YAML nodes after alias expansion" in message
 
 

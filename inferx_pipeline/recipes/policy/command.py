@@ -135,9 +135,11 @@ def secrets(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
                 path = origin(ctx.recipe, env=name) or ("engine", "env")
                 out.append(_secret(ctx, path, f"env {name}"))
         for flag in flags(job.argv):
+            path = origin(ctx.recipe, flag=flag.name) or ("engine",)
             if rule.is_secret(flag.name) and flag.value is not None:
-                path = origin(ctx.recipe, flag=flag.name) or ("engine",)
                 out.append(_secret(ctx, path, f"--{flag.name}"))
+            keys = [k for k, _ in mapping_items(flag.value) if rule.is_secret(k)]
+            out += [_secret(ctx, path, f"{key} inside --{flag.name}") for key in keys]
     return once(out)
 
 

@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Iterator, Mapping, Sequence
 
 from inferx_pipeline.recipes.findings import Finding
-from inferx_pipeline.recipes.policy.argv import flags
+from inferx_pipeline.recipes.policy.argv import flags, mapping_items
 from inferx_pipeline.recipes.policy.base import RuleContext
 from inferx_pipeline.recipes.policy.data import Secrets
 from inferx_pipeline.recipes.yamlsource import FieldPath
@@ -43,15 +43,30 @@ def _secret_entries(
     if isinstance(args, Mapping):
         for key, given in args.items():
             flag, eq, inline = key.partition("=")
+            passed = inline if eq else given
             if secrets.is_secret(flag) and (eq or not isinstance(given, bool | None)):
-                yield ("engine", "args", key), flag, inline if eq else given
+                yield ("engine", "args", key), flag, passed
+            yield from _in_json(("engine", "args", key), flag, passed, secrets)
     else:
         for found in flags(list(args)):
             if secrets.is_secret(found.name) and found.value is not None:
                 yield ("engine", "args", found.index), f"--{found.name}", found.value
+            yield from _in_json(("engine", "args", found.index), found.name, found.value, secrets)
     for key, option in options.items():
         if secrets.is_secret(key):
             yield ("speculative", "options", key), f"option {key}", option
+
+
+def _in_json(
+    path: FieldPath, flag: str, value: object, secrets: Secrets
+) -> Iterator[tuple[FieldPath, str, object]]:
+    # A connector config carries its own credentials ({"kv_connector_extra_config":
+    # {"api_key": ...}}): a secret-named key inside a flag's JSON is a literal secret too.
+    if not isinstance(value, str):
+        return
+    for key, item in mapping_items(value):
+        if secrets.is_secret(key) and isinstance(item, str | int | float):
+            yield path, f"{key} inside {flag}", item
 
 
 def secret_values(
