@@ -9,6 +9,9 @@ logic of either::
     ingest_report(report, artifacts, store, context)          # one sweep's results
     publish(artifacts, url, site_dir, catalog_dir)            # every attempt, then the site
 
+Eval points leave an ``eval.json`` (``EvalResult``) instead of a RawResult; ``publish``
+stores those in the ``eval_results`` table (``ingest_evals``) before building the site.
+
 Ingest is idempotent (an artifact already stored is skipped), so publishing the same
 artifact directory twice adds no rows.
 """
@@ -18,14 +21,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from inferx_pipeline.catalog import cached_catalog
-from inferx_pipeline.errors import StoreError
+from inferx_pipeline.errors import MalformedArtifactError, StoreError
+from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.leaderboard.build import SiteManifest, build_site_from_store
 from inferx_pipeline.locks import file_lock
+from inferx_pipeline.results.evals import EvalRecord, eval_record, write_evals
 from inferx_pipeline.results.importers import ImportContext
 from inferx_pipeline.results.ingest import ResultWriter, ingest, sha256_hex
 from inferx_pipeline.results.store import IngestReport, Rejection, ResultStore
-from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest, Damaged
+from inferx_pipeline.sweep.artifacts import (
+    EVAL_RESULT,
+    RESULT,
+    ArtifactStore,
+    AttemptManifest,
+    Damaged,
+)
 from inferx_pipeline.sweep.report import SweepReport
 
 
@@ -100,6 +113,7 @@ class Published:
     """What ``publish`` did: the ingest and the site it wrote."""
 
     ingest: IngestReport
+    evals: IngestReport
     site: SiteManifest
 
     @property
@@ -115,14 +129,16 @@ def publish(artifacts: ArtifactStore, url: str, site_dir: Path, catalog_dir: Pat
     Idempotent: results already stored are skipped, the site is rebuilt from the DB.
     Malformed result files and damaged attempts are quarantined (see
     ``Published.ingest.rejections``) and never stop the rest. Concurrent publishes of
-    one site run one after the other (a lock file beside ``site_dir``). Raises
+    one site run one after the other (lock files beside ``site_dir``). Raises
     StoreError when the database fails and LeaderboardError when ``site_dir`` is not a
     previous build.
     """
-    # One publisher per site at a time: a second waits here, then finds its work done.
-    with file_lock(site_dir.with_name(site_dir.name + ".lock")):
+    # One publisher per site at a time (ingest too: SQLite refuses racing writers); a
+    # second waits here, then finds its work done. The site build takes its own lock.
+    with file_lock(site_dir.with_name(site_dir.name + ".publish.lock")):
         report = ingest_artifacts(artifacts, url, catalog_dir)
-        return Published(report, build_site_from_store(url, site_dir, catalog_dir))
+        evals = ingest_evals(artifacts, url)
+        return Published(report, evals, build_site_from_store(url, site_dir, catalog_dir))
 
 
 def ingest_artifacts(artifacts: ArtifactStore, url: str, catalog_dir: Path) -> IngestReport:
@@ -139,3 +155,42 @@ def ingest_artifacts(artifacts: ArtifactStore, url: str, catalog_dir: Path) -> I
         return ingest(paths, store, context, "inferx", damaged)
     finally:
         store.close()
+
+
+def stored_evals(artifacts: ArtifactStore) -> tuple[list[EvalRecord], list[Rejection]]:
+    """The row of every recorded eval point, and a rejection per unreadable document."""
+    records: list[EvalRecord] = []
+    rejections: list[Rejection] = []
+    for manifest in artifacts.all_attempts():
+        sha = manifest.artifacts.get(EVAL_RESULT)
+        if sha is None:
+            continue
+        try:
+            doc = EvalResult.model_validate_json(artifacts.read(sha))
+            records.append(eval_record(doc, sha))
+        except (StoreError, ValidationError, MalformedArtifactError) as err:
+            reason = f"job {manifest.job_id}: {err}".splitlines()[0]
+            rejections.append(
+                Rejection(
+                    path=str(artifacts.path(sha)),
+                    artifact_sha256=sha,
+                    source="inferx",
+                    code="damaged-artifact",
+                    reason=reason,
+                    job_id=manifest.job_id,
+                )
+            )
+    return records, rejections
+
+
+def ingest_evals(artifacts: ArtifactStore, url: str) -> IngestReport:
+    """Store every recorded eval score of ``artifacts`` at ``url`` (idempotent); unreadable
+    eval documents are quarantined. StoreError when the database fails."""
+    records, rejections = stored_evals(artifacts)
+    store = ResultStore(url)
+    try:
+        quarantined = store.write([], rejections)
+        written = write_evals(store, records)
+    finally:
+        store.close()
+    return written.model_copy(update={"rejections": quarantined.rejections})

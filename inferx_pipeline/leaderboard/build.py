@@ -2,7 +2,8 @@
 
 The site is built in a sibling ``<out>.building`` directory and swapped in at the end, so
 a reader never sees half a site and pages of vanished groups do not linger. A directory
-that is not a previous build (no ``manifest.json``) is never replaced.
+that is not a previous build (no ``manifest.json``) is never replaced. One build of a
+site runs at a time (a lock on ``<out>.lock``): a second waits, then builds afresh.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from inferx_pipeline.leaderboard.regressions import alerts_document
 from inferx_pipeline.leaderboard.site import pages
 from inferx_pipeline.leaderboard.site.exports import write_downloads
 from inferx_pipeline.leaderboard.site.render import unique_slugs
+from inferx_pipeline.locks import file_lock
 from inferx_pipeline.strict import FrozenModel
 
 PageKind = Literal["overview", "model", "history", "table"]
@@ -94,6 +96,17 @@ def write_site(
     generated_at: datetime,
 ) -> SiteManifest:
     """Write every page, asset and download of ``board``, then swap the directory in."""
+    with file_lock(out.with_name(out.name + ".lock")):
+        return _write_locked(board, out, catalog, config, generated_at)
+
+
+def _write_locked(
+    board: Leaderboard,
+    out: Path,
+    catalog: Catalog,
+    config: LeaderboardConfig,
+    generated_at: datetime,
+) -> SiteManifest:
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise LeaderboardError(
             f"{out}: exists and is not a leaderboard build (no {MANIFEST}); "

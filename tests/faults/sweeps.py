@@ -23,7 +23,10 @@ POLL_S = 0.05
 class Sweep:
     """``inferx sweep ARGS`` with ``env`` laid over this process's environment."""
 
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+    def __init__(
+        self, args: list[str], env: dict[str, str], deadline_s: float = DEADLINE_S
+    ) -> None:
+        self.deadline_s = deadline_s
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "inferx_pipeline", "sweep", *args],
             env={**os.environ, **env},
@@ -35,7 +38,7 @@ class Sweep:
 
     def wait_until(self, ready: Callable[[], bool], what: str) -> None:
         """Poll ``ready`` until true; fail if the sweep ends or the deadline passes first."""
-        deadline = time.monotonic() + DEADLINE_S
+        deadline = time.monotonic() + self.deadline_s
         while not ready():
             assert self.proc.poll() is None, f"the sweep ended before {what}: {self.finish()}"
             assert time.monotonic() < deadline, f"no {what} before the deadline"
@@ -46,10 +49,15 @@ class Sweep:
         self.proc.send_signal(signum)
         return self.finish()
 
+    def stop(self) -> None:
+        """End the sweep if it still runs (SIGTERM: it stops its own servers), for cleanup."""
+        if self.proc.poll() is None:
+            self.signal(signal.SIGTERM)
+
     def finish(self) -> tuple[int, str]:
         """Wait for the sweep to end (killed at the deadline); exit code and output."""
         try:
-            output, _ = self.proc.communicate(timeout=DEADLINE_S)
+            output, _ = self.proc.communicate(timeout=self.deadline_s)
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()

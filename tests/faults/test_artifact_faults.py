@@ -9,6 +9,7 @@ blob is truncated or missing is quarantined and measured again.
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -60,7 +61,7 @@ def test_publish_with_a_torn_manifest_builds_the_site_and_quarantines_that_job(
     whole = path.read_bytes()
     path.write_bytes(whole[: int(len(whole) * fraction)])
     try:
-        out = Path(str(swept.root) + f"-{int(fraction * 1e9)}")
+        out = Path(f"{swept.root}-{uuid.uuid4().hex[:8]}")  # examples share the fixture
         url = f"sqlite:///{out}/results.db"
         done = publish(swept, url, out / "site", Settings().catalog_dir)
         assert done.index.is_file()

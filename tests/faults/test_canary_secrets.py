@@ -60,6 +60,7 @@ def test_no_canary_reaches_files_site_output_or_the_engine(
         engine_env = _environ(ledger.entries()[0].pgid)
         code, sweep_output = sweep.finish()
     finally:
+        sweep.stop()
         ledger.reap()
     assert code == 0, sweep_output
     allowed = {*HOST_BASICS, "PYTHONUNBUFFERED"}  # the sim's spec sets no env of its own
@@ -74,3 +75,23 @@ def test_no_canary_reaches_files_site_output_or_the_engine(
     printed = sweep_output + published.stdout + published.stderr
     assert [n for n in needles if n in printed] == []
     assert [leak for top in (state, artifacts, site) for leak in _leaks(top, needles)] == []
+
+
+def test_no_canary_in_the_dagster_instance(
+    postgres_url: str, postgres_server: PostgresServer, fault_root: Path, tmp_path: Path
+) -> None:
+    """A Dagster run measuring and publishing keeps the URL's password out of its storage."""
+    user = f"{postgres_server.user}@"
+    url = postgres_url.replace(user, f"{postgres_server.user}:{DB_PASSWORD}@")
+    state = tmp_path / "state"
+    env = {**CANARIES, "INFERX_DATABASE_URL": url, "INFERX_ROOT": str(fault_root),
+           "INFERX_STATE_DIR": str(state), "COLUMNS": "200"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "inferx_pipeline", "materialize", "--recipe", SEED, *FAST_FLAGS],
+        env={**os.environ, **env}, capture_output=True, text=True, timeout=DEADLINE_S,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (state / "dagster").is_dir()  # the instance the runs were recorded in
+    needles = [*CANARIES.values(), DB_PASSWORD]
+    assert [n for n in needles if n in done.stdout + done.stderr] == []
+    assert _leaks(state, needles) == []

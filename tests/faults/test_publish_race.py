@@ -74,6 +74,7 @@ def _assert_complete(site: Path) -> None:
     assert sorted(p.name for p in site.parent.iterdir() if p.name.startswith(site.name)) == [
         site.name,
         f"{site.name}.lock",
+        f"{site.name}.publish.lock",
     ]  # no half-built or previous copy left beside it
 
 
