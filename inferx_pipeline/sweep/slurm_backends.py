@@ -23,7 +23,7 @@ from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.slurm import SlurmLauncher
 from inferx_pipeline.launch.slurm_pools import SlurmPool, SlurmPools, load_slurm_pools
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.backends import SweepBackend, engine_specs, sim_specs
+from inferx_pipeline.sweep.backends import SweepBackend, engine_specs, sim_specs, with_tokenizer
 from inferx_pipeline.sweep.reuse import FixedDigests, simulated_digest
 
 # Builds the backend of one pool from its name and data.
@@ -73,11 +73,16 @@ def slurm_pools(
     """
     catalog = cached_catalog(settings.catalog_dir)
     log_dir = settings.state / "logs" / run_id
-    specs = engine_specs(catalog) if sim is None else sim_specs(catalog, sim)
     digests = FixedDigests(simulated_digest() if sim is not None else None)
 
     def build(name: str, pool: SlurmPool) -> SweepBackend:
         launcher = SlurmLauncher(pool, log_dir=log_dir / name, run_id=run_id, environ=environ)
+        # A real engine's client measures with the model's own tokenizer from the pool's store.
+        specs = (
+            sim_specs(catalog, sim)
+            if sim is not None
+            else with_tokenizer(engine_specs(catalog), pool.model_store)
+        )
         return SweepBackend(
             launcher=launcher,
             specs=specs,
