@@ -29,7 +29,11 @@ from inferx_pipeline.recipes.policy.thinking import served_thinking
 
 
 def _knobs(served: Served, ctx: RuleContext) -> list[tuple[str, str, float | None]]:
-    """(where, display name, value) of every synthetic-AL setting in the final command."""
+    """(where, display name, value) of every synthetic-AL setting the engine runs with.
+
+    Only what takes effect counts: the environment, and the last of each flag (a later
+    ``--speculative-config`` replaces the adapter's whole JSON, synthetic keys and all).
+    """
     knobs = ctx.data.acceptance_knobs.get(served.framework)
     if knobs is None:
         return []
@@ -38,16 +42,16 @@ def _knobs(served: Served, ctx: RuleContext) -> list[tuple[str, str, float | Non
     for name, value in served.env.items():
         if name.upper() in env_names:
             found.append(("env", name, number(value)))
-    wanted = {norm(f) for f in knobs.flags}
-    json_flags = {norm(f) for f in knobs.json_flags}
-    keys = {norm(k) for k in knobs.json_keys}
-    for flag in flags(served.argv):
-        if flag.name in wanted:
+    for name in knobs.flags:
+        flag = last_value(served.argv, [name])
+        if flag is not None:
             found.append(("flag", flag.name, number(flag.value)))
-        elif flag.name in json_flags:
-            found += [
-                ("flag", flag.name, number(v)) for k, v in mapping_items(flag.value) if k in keys
-            ]
+    keys = {norm(k) for k in knobs.json_keys}
+    carrier = last_value(served.argv, knobs.json_flags) if knobs.json_flags else None
+    if carrier is not None:
+        found += [
+            ("flag", carrier.name, number(v)) for k, v in mapping_items(carrier.value) if k in keys
+        ]
     return found
 
 
@@ -196,16 +200,29 @@ def _length_origin(ctx: RuleContext, name: str, via: str) -> tuple[str | int, ..
 
 def _required(ctx: RuleContext, job: Served, has_knob: bool) -> list[Finding]:
     required = ctx.data.synthetic_required
-    if job.is_eval or not job.speculative or job.scenario not in required.scenarios:
+    knobs = ctx.data.acceptance_knobs.get(job.framework)
+    if job.is_eval or not job.speculative or has_knob or knobs is None:
+        return []  # an engine without knobs in data (the simulator) is not judged
+    if job.target_al is None and job.scenario not in required.scenarios:
         return []
-    if job.target_al is not None and has_knob:
-        return []
+    if job.target_al is None:
+        path: tuple[str | int, ...] = ("speculative", "acceptance")
+        fix = "set acceptance: synthetic and a curve"
+    else:
+        # The recipe asks for synthetic acceptance; a flag in engine.args replaced the
+        # adapter's setting, so the engine would verify for real.
+        names = [*knobs.json_flags, *knobs.flags]
+        path = next(
+            (p for p in (origin(ctx.recipe, flag=n) for n in names) if p is not None),
+            ("speculative", "acceptance"),
+        )
+        fix = "remove the flag that replaces the matrix's synthetic setting"
     return [
         ctx.finding(
             "golden-al-only",
-            ("speculative", "acceptance"),
-            f"got real acceptance on {job.scenario} throughput jobs; expected synthetic "
-            f"acceptance at the golden AL for {job.scenario} ({required.source}); set "
-            "acceptance: synthetic and a curve",
+            path,
+            f"got real acceptance in the server command of {job.scenario} throughput jobs; "
+            f"expected synthetic acceptance at the golden AL (the recipe's, or "
+            f"{required.source}); {fix}",
         )
     ]
