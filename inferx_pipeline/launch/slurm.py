@@ -212,7 +212,11 @@ class SlurmHandle(ServerHandle):
             return
         self._stopped = True
         try:
-            if self.end_state() is None:
+            try:
+                active = self.end_state() is None
+            except LaunchError:  # squeue did not answer: cancel anyway, it is idempotent
+                active = True
+            if active:
                 self.cli.cancel([self.job_id])
                 self._wait_inactive()
         finally:
