@@ -94,7 +94,7 @@ class _Problem:
 
     def message(self) -> str:
         if self.kind == "missing":
-            return "missing required key"
+            return "got no value; expected this required key; add it"
         if self.kind == "extra":
             return self.expected[0]
         if self.kind == "value":
@@ -115,7 +115,9 @@ def _problem(
         key = str(loc[-1])
         valid = allowed(loc[:-1])
         hint = KEY_HINTS.get(key) or (
-            f"unknown key; expected one of: {', '.join(valid)}" if valid else "unknown key"
+            f"got an unknown key; expected one of: {', '.join(valid)}; remove or rename it"
+            if valid
+            else "got an unknown key; expected none here; remove it"
         )
         return _Problem(path, "extra", None, hint, True), False
     if kind == "value_error" or kind == "assertion_error":

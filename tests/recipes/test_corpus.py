@@ -23,9 +23,9 @@ EXPECTED: dict[str, list[str]] = {
         "expected a valid integer [schema]"
     ],
     "unknown-key.yaml": [
-        f"{C}/unknown-key.yaml:4:3: engine.colour: unknown key; expected one of: args, "
+        f"{C}/unknown-key.yaml:4:3: engine.colour: got an unknown key; expected one of: args, "
         "cudagraph-capture-sizes, env, framework, gpu-memory-utilization, image, max-num-seqs, "
-        "track [schema]"
+        "track; remove or rename it [schema]"
     ],
     "fragment-error.yaml": [
         f"{C}/_fragments/bad-image.yaml:2:10: engine.image: got 'not an image'; expected a "

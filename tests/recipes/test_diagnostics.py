@@ -29,16 +29,16 @@ def _errors(tmp_path: Path, load: Callable[..., LoadResult], body: str) -> list[
         ),
         (
             "engine:\n  max-num-seqs: {per-conc: 1, flor: 3}\n",
-            "4:31: engine.max-num-seqs.flor: unknown key; expected one of: eval, floor, per-conc"
-            " [schema]",
+            "4:31: engine.max-num-seqs.flor: got an unknown key; expected one of: eval, floor, "
+            "per-conc; remove or rename it [schema]",
         ),
         (
             "scenarios:\n  fixed-seq-len:\n    - {isl: 1, osl: 1, search-space: "
             "[{prefill: {num-worker: 1, tp: 1, xx: 1}, decode: {num-worker: 1, tp: 1}, "
             "conc-list: [1]}]}\n",
-            "5:72: scenarios.fixed-seq-len[0].search-space[0].prefill.xx: unknown key; expected "
-            "one of: additional-settings, dcp-size, dp-attn, ep, num-worker, pcp-size, pp, tp "
-            "[schema]",
+            "5:72: scenarios.fixed-seq-len[0].search-space[0].prefill.xx: got an unknown key; "
+            "expected one of: additional-settings, dcp-size, dp-attn, ep, num-worker, pcp-size, "
+            "pp, tp; remove or rename it [schema]",
         ),
         (
             "scenarios:\n  fixed-seq-len:\n    - {isl: 1, osl: 1, search-space: [{tp: 1}]}\n",
@@ -64,5 +64,10 @@ def test_missing_keys_point_at_their_mapping(
     recipe = tmp_path / "r.yaml"
     recipe.write_text("id: r\nsku: h200\nmodel:\n  hf-id: x\n")
     lines = [str(e) for e in load(recipe).errors]
-    assert f"{recipe}:4:3: model.model-prefix: missing required key [schema]" in lines
-    assert f"{recipe}:1:1: engine: missing required key [schema]" in lines
+    assert (
+        f"{recipe}:4:3: model.model-prefix: got no value; expected this required key; add it "
+        "[schema]" in lines
+    )
+    assert (
+        f"{recipe}:1:1: engine: got no value; expected this required key; add it [schema]" in lines
+    )
