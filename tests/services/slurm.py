@@ -50,7 +50,13 @@ def slurm_session() -> Iterator[Cluster]:
 
 @pytest.fixture
 def slurm_cluster(slurm_session: Cluster) -> Iterator[Cluster]:
-    """The session cluster, idle and empty before the test; the test must leave no job."""
+    """The session cluster, idle and empty before the test.
+
+    Jobs a failed test left behind are cancelled afterwards, so the next test starts clean
+    (tests that must leave no job assert it themselves).
+    """
     slurm_session.wait_nodes_idle()
     assert slurm_session.active_jobs() == []
     yield slurm_session
+    if leftover := slurm_session.active_jobs():
+        slurm_session.run("scancel", *leftover)
