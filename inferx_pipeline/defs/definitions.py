@@ -13,9 +13,9 @@ asset's blocking check while the other recipes keep their sweeps.
 
 Runs execute in one process (``in_process_executor``): a sweep run is one step, so a
 second process per step would only add its start-up to every click. The upstream
-assets (recipes, curves, matrix) carry ``on_missing`` automation conditions that a
-sensor running by default evaluates, so a fresh instance materializes them once and no
-sweep starts with a missing-upstream warning. Code references point at the source
+assets (recipes, curves, matrix) carry an automation condition (``WHEN_MISSING``) that a
+sensor running by default evaluates, so a fresh instance materializes them (in one run)
+and no sweep starts with a missing-upstream warning. Code references point at the source
 files (and at ``INFERX_CODE_URL`` when set).
 """
 
@@ -56,6 +56,14 @@ from inferx_pipeline.settings import Settings
 # The repository root: code references are made relative to it for git links.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM = (RECIPES, GOLDEN_CURVES, SWEEP_MATRIX)
+# Missing, not being made, and not just failed (no retry loop on a broken checkout). Not
+# `on_missing()`: that fires only for assets that become missing after it is first
+# evaluated, never for the never-materialized assets of a fresh instance.
+WHEN_MISSING = (
+    dg.AutomationCondition.missing()
+    & ~dg.AutomationCondition.in_progress()
+    & ~dg.AutomationCondition.execution_failed()
+)
 
 
 def sku_ladders(settings: Settings) -> dict[str, tuple[int, ...]]:
@@ -102,7 +110,7 @@ def build_definitions(
     sweeps = [sweep_asset(sku, ladder) for sku, ladder in ladder_of.items()]
     jobs = [sweep_job(sku) for sku in skus]
     upstream = [
-        asset.with_attributes(automation_condition=dg.AutomationCondition.on_missing())
+        asset.with_attributes(automation_condition=WHEN_MISSING)
         for asset in (recipes, golden_curves, sweep_matrix)
     ]
     assets = [*upstream, *sweeps, *results_assets([sweep_key(sku) for sku in skus])]
@@ -119,6 +127,7 @@ def build_definitions(
                 "materialize_missing_upstream",
                 target=dg.AssetSelection.assets(*UPSTREAM),
                 default_status=dg.DefaultSensorStatus.RUNNING,
+                minimum_interval_seconds=10,
                 description="Materializes recipes, golden_curves and sweep_matrix when missing.",
             ),
         ],

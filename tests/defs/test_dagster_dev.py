@@ -4,12 +4,15 @@ One ``dagster dev`` (webserver, daemon, code server) for the module, on a free
 loopback port, stopped by PID at the end. Checks: a partition range launched over
 GraphQL succeeds and its asset page renders in headless Chromium (screenshot saved
 under the test's output); queued runs of two SKUs respect the per-SKU pool (limit 1):
-runs of one SKU never overlap, runs of the two SKUs do.
+runs of one SKU never overlap, runs of the two SKUs do; and what a benchmark engineer
+does in the UI (materialize a cell with fresh options, add an image, preview sensors),
+with the screenshots kept under the test's output (``--basetemp`` to keep them).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -203,3 +206,130 @@ def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: 
     assert "stopping dagster dev" in log.read_text()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+UI_IMAGE = "vllm/vllm-openai:nightly-ui-test"
+FRESH = (  # flow YAML: typed into the config editor in one go (no auto-indent)
+    '{"ops": {"sweep__h200": {"config": {"seed": 7}}}, "resources": {"launcher": {"config": '
+    '{"time_scale": 0.02, "load_time_s": 0, "num_prompts": 1, "max_turns": 1}}}}'
+)
+UI_TIMEOUT_MS = 120_000
+
+
+def _asset_page(page: Any, url: str, sku: str) -> None:
+    """Open ``sku``'s sweep asset page."""
+    page.goto(f"{url}/assets/sweep/{sku}", wait_until="networkidle")
+    page.get_by_role("button", name="Materialize…").wait_for(timeout=UI_TIMEOUT_MS)
+
+
+def _pick(page: Any, dialog: Any, value: str) -> None:
+    """Choose ``value`` in the first partition picker of the launch dialog still empty."""
+    dialog.get_by_text("Select a partition or create one").first.click()
+    menu = page.locator("[data-radix-popper-content-wrapper]")
+    menu.get_by_text(value, exact=True).first.click()
+    dialog.get_by_text("Launch runs to materialize").click()  # closes the picker only
+
+
+def _latest(instance: dg.DagsterInstance, cell: Cell) -> Any:
+    key = str(dg.MultiPartitionKey({"conc": str(cell.conc), "image": cell.image}))
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=dg.AssetKey(["sweep", cell.sku]), asset_partitions=[key]),
+        limit=1,
+    ).records
+    return records[0] if records else None
+
+
+def _wait_for_new(dev: Dev, cell: Cell, after: int) -> Any:
+    deadline = time.monotonic() + RUN_DEADLINE_S
+    while time.monotonic() < deadline:
+        instance = local_instance(dev.settings.dagster_home)
+        try:
+            record = _latest(instance, cell)
+        finally:
+            instance.dispose()
+        if record is not None and record.storage_id > after:
+            return record
+        time.sleep(0.5)  # polling the instance for the UI's run, under a deadline
+    raise AssertionError(f"no new materialization of {cell} within {RUN_DEADLINE_S:.0f} s")
+
+
+@pytest.mark.chromium
+def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_path: Path) -> None:
+    """Materialize one cell with fresh options (measured, not reused), add an H200 image
+    (absent from the other SKU), preview each sensor with an empty cursor; screenshots
+    stay under the test's output."""
+    client = graphql_client(dev.server.url)
+    cells, ladder = dev.cells("qwen3.827b-fp8-h200-vllm-mtp")
+    cell = cells[3]
+    instance = local_instance(dev.settings.dagster_home)
+    try:
+        add_images(instance, [cell])
+    finally:
+        instance.dispose()
+    (first,) = submit_cells(client, [cell], ladder, reason="ui-test", config=_launcher_config(0.02))
+    assert _wait(client, [first.run_id]) == {first.run_id: dg.DagsterRunStatus.SUCCESS}
+    before = _wait_for_new(dev, cell, -1)
+    page = chromium_browser.new_page(viewport={"width": 1600, "height": 1000})
+    try:
+        _asset_page(page, dev.server.url, "h200")
+        # A first visit opens Dagster's community dialog over the page: skip it.
+        page.get_by_role("button", name="Skip").click(timeout=UI_TIMEOUT_MS)
+        page.get_by_role("button", name="Materialize…").click()
+        dialog = page.locator("[role=dialog]").filter(has_text="Partition selection")
+        _pick(page, dialog, str(cell.conc))
+        _pick(page, dialog, cell.image)
+        dialog.get_by_text("Config", exact=True).click()
+        dialog.get_by_role("button", name="Add config").click()
+        editor = page.locator("[role=dialog]").filter(has_text="Config Editor")
+        editor.locator(".CodeMirror").click()
+        page.keyboard.insert_text(FRESH)
+        editor.get_by_role("button", name="Save config").click()
+        page.screenshot(path=str(tmp_path / "1-launch.png"))
+        dialog.get_by_role("button", name=re.compile("^Launch")).click()
+        fresh = _wait_for_new(dev, cell, before.storage_id)
+        shown = fresh.asset_materialization.metadata
+        assert shown["reused"].value is False and shown["tok/s/GPU"].value > 0
+        _asset_page(page, dev.server.url, "h200")
+        page.get_by_text("tok/s/GPU").first.wait_for(timeout=UI_TIMEOUT_MS)
+        page.screenshot(path=str(tmp_path / "2-measured.png"), full_page=True)
+
+        page.get_by_role("button", name="Materialize…").click()
+        dialog.get_by_text("Add a partition").click()
+        adder = page.locator("[role=dialog]").filter(has_text="Add a partition for images_h200")
+        adder.locator("input").fill(UI_IMAGE)
+        adder.get_by_role("button", name="Save").click()
+        adder.wait_for(state="detached", timeout=UI_TIMEOUT_MS)
+        page.screenshot(path=str(tmp_path / "3-added.png"))
+        instance = local_instance(dev.settings.dagster_home)
+        try:
+            assert UI_IMAGE in instance.get_dynamic_partitions("images_h200")
+            assert UI_IMAGE not in instance.get_dynamic_partitions("images_mi325x")
+        finally:
+            instance.dispose()
+        _asset_page(page, dev.server.url, "mi325x")
+        page.get_by_role("button", name="Materialize…").click()
+        dialog.get_by_text("Select a partition or create one").last.click()
+        menu = page.locator("[data-radix-popper-content-wrapper]")
+        menu.get_by_text("vllm/vllm-openai-rocm", exact=False).first.wait_for()
+        assert UI_IMAGE not in menu.inner_text()
+        page.screenshot(path=str(tmp_path / "4-mi325x-images.png"))
+
+        for sensor in ("new_image_tags", "golden_curve_changes", "merged_recipe_changes"):
+            page.goto(f"{dev.server.url}/locations/inferx/sensors/{sensor}")
+            page.get_by_role("button", name="Preview tick result").click(timeout=UI_TIMEOUT_MS)
+            preview = page.locator("[role=dialog]").filter(has_text="Preview tick result")
+            assert preview.locator("input").input_value() == ""
+            preview.get_by_role("button", name="Continue").click()
+            preview.get_by_role("button", name="Continue").wait_for(
+                state="detached", timeout=UI_TIMEOUT_MS
+            )
+            page.get_by_text("Evaluating sensor").wait_for(state="detached", timeout=UI_TIMEOUT_MS)
+            page.screenshot(path=str(tmp_path / f"5-preview-{sensor}.png"))
+            text = page.locator("[role=dialog]").last.inner_text()
+            assert "Result" in text and "rror" not in text, text  # no JSONDecodeError
+    except Exception:
+        page.screenshot(path=str(tmp_path / "failed.png"), full_page=True)
+        raise
+    finally:
+        page.close()
+    assert len(list(tmp_path.glob("*.png"))) == 7
