@@ -57,6 +57,16 @@ class Settings(BaseSettings):
         "links each asset's code there; default local file references only.",
     )
     code_branch: str = Field(default="main", description="Branch code_url links point into.")
+    lm_eval_python: Path | None = Field(
+        default=None,
+        description="Accuracy evals: the python of a venv holding lm-eval; default the cached "
+        "venv scripts/lm-eval-env builds.",
+    )
+    hf_home: Path = Field(
+        default_factory=lambda: Path.home() / ".cache" / "huggingface",
+        description="Accuracy evals: the Hugging Face home whose datasets cache holds the "
+        "host's eval datasets (read offline).",
+    )
 
     @property
     def recipes_dir(self) -> Path:

@@ -29,8 +29,11 @@ def publish_command(artifacts_dir: Path | None, db_url: str | None, out: Path | 
         f"ingested {ingest.written} results ({ingest.skipped_existing} already stored), "
         f"quarantined {ingest.quarantined}"
     )
-    for rejection in ingest.rejections:
+    for rejection in ingest.rejections + done.evals.rejections:
         click.echo(f"  {rejection.path}: {rejection.code}: {rejection.reason}")
+    click.echo(
+        f"ingested {done.evals.written} eval scores ({done.evals.skipped_existing} already stored)"
+    )
     click.echo(
         f"wrote {counts['pages']} pages ({counts['rows']} rows, "
         f"{counts['front_points']} front points) to {done.site.out_dir}"

@@ -2,6 +2,8 @@
 
 Exit status: 0 when every job is ok or reused, 1 when any failed, 130 when cancelled
 (Ctrl-C or SIGTERM: the servers are stopped and the run is recorded either way).
+Eval jobs (``--evals``, ``--evals-only``, ``--all-evals``) are scored by lm-eval from
+``INFERX_LM_EVAL_PYTHON`` (default: the venv ``scripts/lm-eval-env`` caches).
 With ``--launcher docker`` the Docker hosts come from the runner pools (``--pools``,
 default ``deploy/runner-pools.yaml`` when present, else one pool on ``DOCKER_HOST``).
 """
@@ -18,11 +20,15 @@ from rich.console import Console
 from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.launch_flags import launch_options, pop_launcher, pop_sweep_options
 from inferx_pipeline.cli.selection import pop_selection, selection_options
+from inferx_pipeline.evals.catalog import load_eval_catalog
+from inferx_pipeline.evals.harness import LmEvalHarness
+from inferx_pipeline.evals.venv import lm_eval_python
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.console import RichProgress, counts_line, summary_table
+from inferx_pipeline.sweep.evaluate import EvalSetup
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.signals import terminate_as_interrupt
 from inferx_pipeline.sweep.status import load_policy
@@ -61,8 +67,19 @@ def sweep(
             options=options,
             progress=progress,
             run_id=run_id,
+            evals=eval_setup(settings) if any(job.run_eval for job in jobs) else None,
         )
     console.print(summary_table(report))
     console.print(counts_line(report))
     if not report.ok:
         click.get_current_context().exit(130 if "cancelled" in report.counts() else 1)
+
+
+def eval_setup(settings: Settings) -> EvalSetup:
+    """The real harness, the eval catalog and the host's Hugging Face home."""
+    return EvalSetup(
+        catalog=load_eval_catalog(settings.catalog_dir),
+        harness=LmEvalHarness(),
+        python=lm_eval_python(settings.root, settings.lm_eval_python),
+        hf_home=settings.hf_home,
+    )

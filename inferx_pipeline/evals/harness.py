@@ -1,9 +1,15 @@
-"""Running lm-evaluation-harness: one ``LmEvalRun`` as a subprocess, then its score."""
+"""Running lm-evaluation-harness: one ``LmEvalRun`` as a subprocess, then its score.
+
+``Harness`` is the seam a sweep scores through: ``LmEvalHarness`` runs the real harness
+(its own venv, ``scripts/lm-eval-env``); ``evals.fake.FakeHarness`` writes the files the
+harness would, for tests that exercise everything around it.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
+from typing import Protocol
 
 from inferx_pipeline.errors import EvalError
 from inferx_pipeline.evals.invocation import LmEvalRun
@@ -11,6 +17,22 @@ from inferx_pipeline.evals.scores import EvalScore, read_score
 
 LOG_FILE = "lm-eval.log"
 LOG_TAIL_CHARS = 2000
+
+
+class Harness(Protocol):
+    """Scores one harness run (blocks until done)."""
+
+    def score(self, run: LmEvalRun, *, timeout_s: float) -> EvalScore:
+        """The run's score; EvalError when the harness fails or outlives ``timeout_s``."""
+        ...
+
+
+class LmEvalHarness:
+    """The real lm-evaluation-harness, as a subprocess (``run_harness``)."""
+
+    def score(self, run: LmEvalRun, *, timeout_s: float) -> EvalScore:
+        """See ``run_harness``."""
+        return run_harness(run, timeout_s=timeout_s)
 
 
 def run_harness(run: LmEvalRun, *, timeout_s: float) -> EvalScore:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,7 @@ from pydantic import Field
 
 from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.errors import LeaderboardError
+from inferx_pipeline.leaderboard.accuracy import AccuracyGroup
 from inferx_pipeline.leaderboard.board import Leaderboard, compute_leaderboard
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, load_leaderboard_config
 from inferx_pipeline.leaderboard.regressions import alerts_document
@@ -30,7 +32,7 @@ from inferx_pipeline.leaderboard.site.render import unique_slugs
 from inferx_pipeline.locks import file_lock
 from inferx_pipeline.strict import FrozenModel
 
-PageKind = Literal["overview", "model", "history", "table"]
+PageKind = Literal["overview", "model", "history", "table", "accuracy"]
 MANIFEST = "manifest.json"
 
 
@@ -59,15 +61,17 @@ def build_site(
     config: LeaderboardConfig,
     generated_at: datetime | None = None,
     latest: pd.DataFrame | None = None,
+    accuracy: Sequence[AccuracyGroup] = (),
 ) -> SiteManifest:
     """Compute the leaderboard of ``frame`` (ResultRecord columns) and write the site to ``out``.
 
-    ``frame`` and ``latest`` are as for ``board.compute_leaderboard``. Raises
+    ``frame`` and ``latest`` are as for ``board.compute_leaderboard``; ``accuracy`` fills
+    the accuracy page (``leaderboard.accuracy``). Raises
     LeaderboardError when a frame lacks columns or ``out`` exists but is not a previous
     site build. ``generated_at`` defaults to now (UTC).
     """
     board = compute_leaderboard(frame, catalog, config, latest)
-    return write_site(board, out, catalog, config, generated_at or datetime.now(UTC))
+    return write_site(board, out, catalog, config, generated_at or datetime.now(UTC), accuracy)
 
 
 def build_site_from_store(
@@ -75,17 +79,18 @@ def build_site_from_store(
 ) -> SiteManifest:
     """Read what the leaderboard needs from the results store at ``url`` and build the site."""
     # The DB layer only when asked for.
-    from inferx_pipeline.leaderboard.source import read_board_frames
+    from inferx_pipeline.leaderboard.source import read_accuracy, read_board_frames
     from inferx_pipeline.results.store import ResultStore
 
     config = load_leaderboard_config(catalog_dir)
     store = ResultStore(url)
     try:
         history, latest = read_board_frames(store, config)
+        accuracy = read_accuracy(store)
     finally:
         store.close()
     catalog = cached_catalog(catalog_dir)
-    return build_site(history, out, catalog, config, generated_at, latest)
+    return build_site(history, out, catalog, config, generated_at, latest, accuracy)
 
 
 def write_site(
@@ -94,10 +99,11 @@ def write_site(
     catalog: Catalog,
     config: LeaderboardConfig,
     generated_at: datetime,
+    accuracy: Sequence[AccuracyGroup] = (),
 ) -> SiteManifest:
     """Write every page, asset and download of ``board``, then swap the directory in."""
     with file_lock(out.with_name(out.name + ".lock")):
-        return _write_locked(board, out, catalog, config, generated_at)
+        return _write_locked(board, out, catalog, config, generated_at, accuracy)
 
 
 def _write_locked(
@@ -106,6 +112,7 @@ def _write_locked(
     catalog: Catalog,
     config: LeaderboardConfig,
     generated_at: datetime,
+    accuracy: Sequence[AccuracyGroup],
 ) -> SiteManifest:
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise LeaderboardError(
@@ -115,7 +122,7 @@ def _write_locked(
     staging = out.with_name(out.name + ".building")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    manifest = _write_all(board, staging, catalog, config, generated_at, out)
+    manifest = _write_all(board, staging, catalog, config, generated_at, out, accuracy)
     (staging / MANIFEST).write_text(manifest.model_dump_json(indent=1))
     _swap(staging, out)
     return manifest
@@ -128,6 +135,7 @@ def _write_all(
     config: LeaderboardConfig,
     generated_at: datetime,
     final: Path,
+    accuracy: Sequence[AccuracyGroup],
 ) -> SiteManifest:
     _write_assets(root)
     writer = pages.PageWriter(root, config, catalog.prices.tiers, generated_at)
@@ -154,6 +162,8 @@ def _write_all(
     ))  # fmt: skip
     table = pages.tier_table(board, writer)
     entries.append(PageEntry(path=pages.write_table(writer, table), kind="table", title="Table"))
+    rel = pages.write_accuracy(writer, accuracy)
+    entries.append(PageEntry(path=rel, kind="accuracy", title="Accuracy"))
     downloads = _write_data(board, root, table, config, generated_at)
     counts |= {
         "rows": len(board.rows), "current_rows": len(board.current),

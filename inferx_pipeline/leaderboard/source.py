@@ -13,10 +13,13 @@ from collections.abc import Iterator
 
 import pandas as pd
 
+from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.config import LeaderboardConfig
 from inferx_pipeline.leaderboard.frame import LEADERBOARD_COLUMNS, history_columns, newest_images
 from inferx_pipeline.leaderboard.pareto import interactivity_column
+from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.filters import ResultFilter
+from inferx_pipeline.results.gate import mark_rows
 from inferx_pipeline.results.store import ResultStore
 
 # The rows prepare() keeps, as SQL: valid, status ok, positive throughput and interactivity.
@@ -43,6 +46,14 @@ def read_board_frames(
         store.read_frame(_images(pairs), LEADERBOARD_COLUMNS, categorical=True) for pairs in batches
     ]
     return history, _concat(parts)
+
+
+def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:
+    """The accuracy page's groups: every stored eval score, and the shown throughput rows
+    the gate marks. Raises StoreError when a query fails."""
+    evals = read_evals(store)
+    rows = store.read_frame(SHOWN, ("fingerprint", "image_digest"))
+    return accuracy_groups(evals, mark_rows(rows, evals))
 
 
 def _images(pairs: tuple[tuple[str, str], ...]) -> ResultFilter:

@@ -1,4 +1,4 @@
-"""SQLAlchemy 2 models of the results database: ``results`` and ``quarantine``.
+"""SQLAlchemy 2 models of the results database: ``results``, ``quarantine``, ``eval_results``.
 
 ``results`` has exactly the ``ResultRecord`` columns (checked by a test). Indexes serve
 the leaderboard's two query shapes: a Pareto group (model, scenario, SKU, framework,
@@ -140,5 +140,58 @@ class QuarantineRow(Base):
     job_id: Mapped[str | None] = mapped_column(String)
 
 
+class EvalRow(Base):
+    """One scored eval point (``results.evals.EvalRecord``): identity, score, provenance."""
+
+    __tablename__ = "eval_results"
+    __table_args__ = (
+        Index("ix_eval_results_server", "server_fingerprint", "image_digest"),
+        CheckConstraint("conc >= 1", name="ck_eval_results_conc"),
+    )
+
+    result_id: Mapped[str] = mapped_column(HASH, primary_key=True)
+    recipe_id: Mapped[str] = mapped_column(String)
+    fingerprint: Mapped[str] = mapped_column(String)
+    server_fingerprint: Mapped[str] = mapped_column(String)
+    job_id: Mapped[str] = mapped_column(String)
+    model: Mapped[str] = mapped_column(String)
+    model_family: Mapped[str] = mapped_column(String)
+    precision: Mapped[str] = mapped_column(String)
+    sku: Mapped[str] = mapped_column(String)
+    framework: Mapped[str] = mapped_column(String)
+    image: Mapped[str] = mapped_column(String)
+    image_digest: Mapped[str | None] = mapped_column(String)
+    engine_version: Mapped[str | None] = mapped_column(String)
+    scenario: Mapped[str] = mapped_column(String)
+    isl: Mapped[int | None] = mapped_column(Integer)
+    osl: Mapped[int | None] = mapped_column(Integer)
+    tp: Mapped[int] = mapped_column(Integer)
+    ep: Mapped[int] = mapped_column(Integer)
+    dp_attn: Mapped[bool] = mapped_column(Boolean)
+    spec_method: Mapped[str] = mapped_column(String)
+    thinking: Mapped[str] = mapped_column(String)
+    conc: Mapped[int] = mapped_column(Integer)
+    task: Mapped[str] = mapped_column(String)
+    lm_eval_task: Mapped[str] = mapped_column(String)
+    dataset: Mapped[str] = mapped_column(String)
+    exact_match: Mapped[float] = mapped_column(Float)
+    exact_match_stderr: Mapped[float] = mapped_column(Float)
+    scores: Mapped[str] = mapped_column(Text)
+    n_original: Mapped[int] = mapped_column(Integer)
+    n_effective: Mapped[int] = mapped_column(Integer)
+    threshold: Mapped[float] = mapped_column(Float)
+    threshold_source: Mapped[str] = mapped_column(Text)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    lm_eval_version: Mapped[str] = mapped_column(String)
+    run_id: Mapped[str] = mapped_column(String)
+    attempt: Mapped[int] = mapped_column(Integer)
+    simulated: Mapped[bool] = mapped_column(Boolean)
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    samples_sha256: Mapped[str] = mapped_column(HASH)
+    artifact_sha256: Mapped[str] = mapped_column(HASH, unique=True)
+    artifacts: Mapped[str] = mapped_column(Text)
+
+
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]  # declarative tables are Tables
 QUARANTINE: Table = QuarantineRow.__table__  # type: ignore[assignment]  # likewise
+EVALS: Table = EvalRow.__table__  # type: ignore[assignment]  # likewise

@@ -38,6 +38,11 @@ SERVER_LOG = "server.log"
 METRICS_BEFORE = "metrics-before.json"
 METRICS_AFTER = "metrics-after.json"
 SERVER_SPEC = "server-spec.json"
+# An eval point's artifacts: its score document, lm-eval's sample-level output, results, log.
+EVAL_RESULT = "eval.json"
+EVAL_SAMPLES = "eval-samples.jsonl"
+EVAL_HARNESS = "lm-eval-results.json"
+EVAL_LOG = "lm-eval.log"
 
 
 class AttemptManifest(FrozenModel):

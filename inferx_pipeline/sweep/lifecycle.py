@@ -1,10 +1,12 @@
 """One server group, start to stop: preflight, start, health, warmup, each concurrency, stop.
 
-Points run in ascending concurrency on one server. ``/metrics`` is read before and
-after each point. The server is restarted only when it died; the point it died in is
-retried once on a fresh server, and each try is its own recorded attempt. A server
-that cannot start fails every remaining point of the group with the same status (the
-next start would fail the same way), without stopping other groups.
+Points run in ascending concurrency on one server, then the group's eval jobs
+(``evaluate``: lm-eval at the eval's concurrency, scored and stored as the attempt).
+``/metrics`` is read before and after each point. The server is restarted only when it
+died; the point it died in is retried once on a fresh server, and each try is its own
+recorded attempt. A server that cannot start fails every remaining point of the group
+with the same status (the next start would fail the same way), without stopping other
+groups.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import time
 from dataclasses import dataclass
 
 from inferx_pipeline.bench.result import MetadataValue
-from inferx_pipeline.errors import InferxError
+from inferx_pipeline.errors import EvalError, InferxError
 from inferx_pipeline.launch.base import ServerHandle, http_ok
 from inferx_pipeline.launch.preflight import ImageFacts
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import SweepBackend
+from inferx_pipeline.sweep.evaluate import EvalSetup, check_server, score_point
 from inferx_pipeline.sweep.groups import ServerGroup
 from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure, served_version
 from inferx_pipeline.sweep.recording import AttemptKey, Evidence, outcome_of, record_attempt
@@ -54,6 +57,7 @@ class GroupContext:
     cancel: threading.Event
     run_id: str
     policy_version: str
+    evals: EvalSetup | None = None
     launches: int = 0
 
     def identity(self, job: BenchmarkJob, image_digest: str) -> PointIdentity:
@@ -135,7 +139,7 @@ class GroupRun:
                 outcomes += [self._cancelled(j) for j in pending[index:]]
                 break
             self.ctx.progress.point_started(job)
-            outcome, start_failure = self._point(job)
+            outcome, start_failure = self._eval(job) if job.run_eval else self._point(job)
             self.ctx.progress.point_finished(outcome)
             outcomes.append(outcome)
             if outcome.status == "cancelled" or (self.ctx.options.fail_fast and not outcome.good):
@@ -177,18 +181,7 @@ class GroupRun:
     ) -> tuple[JobOutcome, Failure | None]:
         """The point's outcome, and the failure when the server died during it."""
         digest = self._digest(handle)
-        metadata: dict[str, MetadataValue] = {**handle.provenance}
-        metadata |= job_metadata(
-            job,
-            vendor=self.target.vendor,
-            image_digest=digest,
-            run_id=self.ctx.run_id,
-            attempt=attempt,
-            simulated=self.target.backend.simulated,
-            # What the engine itself says first; the preflight's reading when it says nothing.
-            engine_version=served_version(handle.base_url)
-            or (self.facts.engine_version if self.facts else None),
-        )
+        metadata = self._metadata(job, handle, attempt, digest)
         config = bench_config(job, self.target.spec, handle.base_url, self.ctx.options, metadata)
         measured = measure(config)
         evidence.before, evidence.after, evidence.result = (
@@ -210,6 +203,72 @@ class GroupRun:
         )
         self.ctx.reuse.add(manifest)
         return outcome_of(job, manifest, tuple(attempts), result=evidence.result), None
+
+    def _eval(self, job: BenchmarkJob) -> tuple[JobOutcome, Failure | None]:
+        """The eval job's outcome (one attempt), and the failure when no server could start.
+
+        A refused or failed eval fails that job only; a server that died during it is
+        restarted for the next point, as after a throughput point.
+        """
+        attempt = self.ctx.store.begin_attempt(job.fingerprint, job.conc)
+        evidence = Evidence(spec=self.target.spec, started_at=time.time())
+        refused = self._eval_refusal(job)
+        if refused is not None or self.ctx.evals is None:
+            failure = refused or Failure(status="eval-failed", message="no eval setup")
+            return self._record_failure(job, attempt, [attempt], evidence, failure), None
+        try:
+            handle = self.server.ensure()
+        except InferxError as err:
+            failure = failure_from_error(
+                err, self.server.phase, health_answered=self.server.health_answered
+            )
+            self.server.stop()
+            return self._record_failure(job, attempt, [attempt], evidence, failure), failure
+        digest = self._digest(handle)
+        try:
+            scored = score_point(
+                job, handle, self.ctx.evals, self._metadata(job, handle, attempt, digest)
+            )
+        except EvalError as err:
+            failure = Failure(status="eval-failed", message=str(err))
+            if (status := handle.exit_status()) is not None:
+                failure = failure_from_error(handle.exited_error(status), "measure")
+                self.server.stop()
+            return self._record_failure(job, attempt, [attempt], evidence, failure), None
+        evidence.eval, evidence.server_log = scored, self.server.log_bytes()
+        identity = self.ctx.identity(job, digest).key
+        key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=identity)
+        manifest = record_attempt(self.ctx.store, key, evidence, "ok")
+        self.ctx.reuse.add(manifest)
+        return outcome_of(job, manifest, (attempt,), scored=scored.result), None
+
+    def _eval_refusal(self, job: BenchmarkJob) -> Failure | None:
+        """Why eval ``job`` cannot run on this group's server; None when it can."""
+        if self.ctx.evals is None:
+            message = f"{job.job_id}: an eval job, but this sweep was given no eval setup"
+            return Failure(status="eval-failed", message=message)
+        try:
+            check_server(job, self.target.spec, self.ctx.evals)
+        except EvalError as err:
+            return Failure(status="eval-refused", message=str(err))
+        return None
+
+    def _metadata(
+        self, job: BenchmarkJob, handle: ServerHandle, attempt: int, digest: str
+    ) -> dict[str, MetadataValue]:
+        """Identity and provenance of one attempt on ``handle`` (RawResult metadata keys)."""
+        metadata: dict[str, MetadataValue] = {**handle.provenance}
+        return metadata | job_metadata(
+            job,
+            vendor=self.target.vendor,
+            image_digest=digest,
+            run_id=self.ctx.run_id,
+            attempt=attempt,
+            simulated=self.target.backend.simulated,
+            # What the engine itself says first; the preflight's reading when it says nothing.
+            engine_version=served_version(handle.base_url)
+            or (self.facts.engine_version if self.facts else None),
+        )
 
     def _digest(self, handle: ServerHandle) -> str:
         # A Docker handle knows the digest it actually ran (the image may have been pulled).

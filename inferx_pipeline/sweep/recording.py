@@ -8,9 +8,14 @@ from dataclasses import dataclass, field
 
 from inferx_pipeline.bench.prometheus import MetricsSnapshot
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import (
+    EVAL_HARNESS,
+    EVAL_LOG,
+    EVAL_RESULT,
+    EVAL_SAMPLES,
     METRICS_AFTER,
     METRICS_BEFORE,
     RESULT,
@@ -20,6 +25,7 @@ from inferx_pipeline.sweep.artifacts import (
     AttemptManifest,
     redacted_spec_json,
 )
+from inferx_pipeline.sweep.evaluate import EvalEvidence
 from inferx_pipeline.sweep.report import JobOutcome
 from inferx_pipeline.sweep.status import Failure, JobStatus
 
@@ -34,6 +40,7 @@ class Evidence:
     before: MetricsSnapshot | None = None
     after: MetricsSnapshot | None = None
     result: RawResult | None = None
+    eval: EvalEvidence | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
 
@@ -45,7 +52,7 @@ def store_evidence(store: ArtifactStore, evidence: Evidence) -> dict[str, str]:
     """Write every part of ``evidence``; return artifact name -> sha256.
 
     The result's own metadata names the other artifacts' hashes, so the raw JSON
-    (hashed last) pins all of them.
+    (hashed last) pins all of them; an eval's document does the same for its files.
     """
     hashes = {SERVER_SPEC: store.put_text(redacted_spec_json(evidence.spec))}
     if evidence.server_log is not None:
@@ -58,7 +65,26 @@ def store_evidence(store: ArtifactStore, evidence: Evidence) -> dict[str, str]:
         metadata = {**evidence.result.metadata, **{f"artifact:{k}": v for k, v in hashes.items()}}
         evidence.result = evidence.result.model_copy(update={"metadata": metadata})
         hashes[RESULT] = store.put_text(evidence.result.to_json())
+    if evidence.eval is not None:
+        hashes |= _store_eval(store, evidence.eval, hashes)
     return hashes
+
+
+def _store_eval(
+    store: ArtifactStore, scored: EvalEvidence, hashes: dict[str, str]
+) -> dict[str, str]:
+    """The eval's files, then its document naming every artifact's hash (hashed last)."""
+    own = {
+        EVAL_SAMPLES: store.put(scored.samples),
+        EVAL_HARNESS: store.put(scored.harness_results),
+        EVAL_LOG: store.put(scored.log),
+    }
+    pinned = {f"artifact:{k}": v for k, v in (hashes | own).items()}
+    scored.result = scored.result.model_copy(
+        update={"metadata": {**scored.result.metadata, **pinned}}
+    )
+    own[EVAL_RESULT] = store.put_text(scored.result.model_dump_json(indent=1))
+    return own
 
 
 @dataclass(frozen=True)
@@ -109,6 +135,7 @@ def outcome_of(
     *,
     result: RawResult | None = None,
     failure: Failure | None = None,
+    scored: EvalResult | None = None,
 ) -> JobOutcome:
     """The job's outcome after its final attempt ``manifest``."""
     outcome = JobOutcome.of(job, manifest.status, manifest.message)
@@ -117,6 +144,7 @@ def outcome_of(
             "attempts": attempts,
             "manifest": manifest,
             "result": result,
+            "eval": scored,
             "exit_code": failure.exit_code if failure else None,
             "oom_killed": failure.oom_killed if failure else False,
             "log_tail": failure.log_tail if failure else (),

@@ -2,7 +2,8 @@
 
 ``SweepReport`` is the contract with the CLI and the Dagster layer: one ``JobOutcome``
 per selected job, in the order the jobs were given, each with its status, the attempt
-manifest (artifact hashes) and, for ``ok`` and ``reused``, the RawResult to ingest.
+manifest (artifact hashes) and, for ``ok`` and ``reused``, the RawResult to ingest (an
+eval job: its ``EvalResult``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Protocol
 from pydantic import Field
 
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.strict import FrozenModel, StrictModel
 from inferx_pipeline.sweep.artifacts import AttemptManifest
@@ -70,6 +72,9 @@ class JobOutcome(FrozenModel):
     )
     result: RawResult | None = Field(
         default=None, description="The measured (or reused) RawResult; None if none was measured."
+    )
+    eval: EvalResult | None = Field(
+        default=None, description="An eval job's score (ok); None for throughput points."
     )
     exit_code: int | None = None
     oom_killed: bool = False

@@ -24,10 +24,18 @@ from collections.abc import Sequence
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.bench.validity import ValidityRules, load_rules
 from inferx_pipeline.errors import InferxError, StoreError
+from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore, AttemptManifest, Damaged
+from inferx_pipeline.sweep.artifacts import (
+    EVAL_RESULT,
+    RESULT,
+    ArtifactStore,
+    AttemptManifest,
+    Damaged,
+)
 from inferx_pipeline.sweep.backends import BackendSource, SweepBackend
+from inferx_pipeline.sweep.evaluate import EvalSetup
 from inferx_pipeline.sweep.groups import ServerGroup, group_jobs
 from inferx_pipeline.sweep.lifecycle import GroupContext, GroupRun, GroupTarget
 from inferx_pipeline.sweep.report import (
@@ -78,12 +86,14 @@ def run_sweep(
     cancel: threading.Event | None = None,
     run_id: str | None = None,
     validity: ValidityRules | None = None,
+    evals: EvalSetup | None = None,
 ) -> SweepReport:
     """Measure ``jobs`` on ``backend``; one outcome per job, in the order given.
 
     ``validity`` is the bench client's validity rules (default: the project's
     ``catalog/bench-validity.yaml``, as the client reads it); with ``policy`` they make
-    the policy version in each point's reuse identity. Raises only MatrixError (the same
+    the policy version in each point's reuse identity. ``evals`` scores the eval jobs
+    (without it, each eval job ends ``eval-failed``). Raises only MatrixError (the same
     point selected twice), CatalogError (unreadable validity rules) and StoreError (the
     run's record, ``runs/<run_id>.json``, cannot be written); every failure of a server
     or a measurement becomes that job's status.
@@ -101,6 +111,7 @@ def run_sweep(
         cancel=cancel or threading.Event(),
         run_id=run_id or uuid.uuid4().hex,
         policy_version=policy_version(policy, rules),
+        evals=evals,
     )
     started = time.time()
     prepared: set[int] = set()
@@ -170,7 +181,7 @@ def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:
     if hit is None:
         return False
     try:
-        result = _stored_result(ctx.store, hit)
+        result, scored = _stored_result(ctx.store, hit)
     except StoreError as err:  # a missing or corrupt artifact: quarantine it, measure again
         ctx.store.quarantine(
             Damaged(
@@ -182,14 +193,18 @@ def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:
         )
         return False
     outcome = JobOutcome.of(job, "reused", f"reused attempt {hit.attempt} of run {hit.run_id}")
-    outcome = outcome.model_copy(update={"manifest": hit, "result": result})
+    outcome = outcome.model_copy(update={"manifest": hit, "result": result, "eval": scored})
     ctx.progress.point_finished(outcome)
     return True
 
 
-def _stored_result(store: ArtifactStore, manifest: AttemptManifest) -> RawResult | None:
-    """The attempt's result, every artifact verified first; StoreError when any is damaged."""
+def _stored_result(
+    store: ArtifactStore, manifest: AttemptManifest
+) -> tuple[RawResult | None, EvalResult | None]:
+    """The attempt's result (an eval's: its score), every artifact verified first;
+    StoreError when any is damaged."""
     if (damage := store.damage(manifest)) is not None:
         raise StoreError(damage)
-    sha = manifest.artifacts.get(RESULT)
-    return RawResult.model_validate_json(store.read(sha)) if sha else None
+    sha, scored = manifest.artifacts.get(RESULT), manifest.artifacts.get(EVAL_RESULT)
+    result = RawResult.model_validate_json(store.read(sha)) if sha else None
+    return result, EvalResult.model_validate_json(store.read(scored)) if scored else None

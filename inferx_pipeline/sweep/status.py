@@ -14,6 +14,8 @@ Statuses, by the phase that sets them::
     preempted                   its allocation was preempted (Slurm PREEMPTED)
     client-error-rate-exceeded  more failed requests than the policy allows (5%)
     result-invalid              zero throughput, AL off target, or the run was cut short
+    eval-refused                an eval server whose command carries synthetic acceptance
+    eval-failed                 the eval harness failed, or no eval setup was given
     cancelled                   Ctrl-C, or fail-fast after an earlier failure
     ok                          measured and judged good
 
@@ -51,6 +53,8 @@ JobStatus = Literal[
     "preempted",
     "client-error-rate-exceeded",
     "result-invalid",
+    "eval-refused",
+    "eval-failed",
     "cancelled",
 ]
 GOOD_STATUSES: frozenset[str] = frozenset({"ok", "reused"})

@@ -1,60 +1,88 @@
-"""lm-eval against a real engine: the tiny model on vLLM for CPU, started as a sweep would.
+"""lm-eval through ``inferx sweep --evals-only`` against a real engine: the tiny model on
+vLLM for CPU (local launcher), then ``inferx publish``.
 
-One server start (about 25-70 s on 2 cores) and one harness run (about a minute).
+One server start (about 25-70 s on 2 cores) and one harness run (about a minute). The
+tiny model's threshold is raised above what it scores (0.0): the score is stored as
+failing, with its provenance, and the server's command as started verifies for real.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
-from inferx_pipeline.evals.catalog import EvalCatalog
-from inferx_pipeline.evals.harness import run_harness
-from inferx_pipeline.evals.invocation import lm_eval_run
-from inferx_pipeline.evals.verification import check_real_verification
-from inferx_pipeline.launch.local import LocalLauncher
+from inferx_pipeline.cli import cli
+from inferx_pipeline.evals.catalog import SyntheticAcceptance
+from inferx_pipeline.evals.result import EvalResult
+from inferx_pipeline.evals.verification import synthetic_settings
 from inferx_pipeline.launch.spec import ServerSpec
-from inferx_pipeline.matrix.evals import eval_job
-from inferx_pipeline.matrix.job import BenchmarkJob
-from tests.services.vllm import CpuHost
+from inferx_pipeline.results.evals import read_evals
+from inferx_pipeline.results.store import ResultStore
+from inferx_pipeline.sweep.artifacts import EVAL_RESULT, EVAL_SAMPLES, SERVER_SPEC, ArtifactStore
+from tests.services.vllm import TINY_RECIPE, CpuHost
+from tests.smoke import smoke_root
 
-from .conftest import TINY, recipe_jobs
-
-pytestmark = pytest.mark.vllm
-HARNESS_TIMEOUT_S = 900.0
-STARTUP_TIMEOUT_S = 300.0
+pytestmark = [pytest.mark.vllm, pytest.mark.timeout(1200)]  # a CPU engine start + lm-eval
+RAISED_THRESHOLD = 0.5
 
 
-def test_lm_eval_scores_the_tiny_model_served_by_vllm(
-    tmp_path: Path,
-    evals: EvalCatalog,
-    spec_of: Callable[[BenchmarkJob], ServerSpec],
-    cpu_host: CpuHost,
-    lm_eval_python: Path,
+def _raise_threshold(root: Path) -> SyntheticAcceptance:
+    path = root / "catalog" / "evals.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["models"]["tiny-qwen3"]["threshold"] = RAISED_THRESHOLD
+    path.unlink()  # a link to the checkout's file
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return SyntheticAcceptance.model_validate(doc["synthetic-acceptance"])
+
+
+def test_inferx_sweep_scores_the_tiny_model_on_vllm_and_publishes_the_score(
+    tmp_path: Path, cpu_host: CpuHost, lm_eval_python: Path
 ) -> None:
-    job = eval_job(recipe_jobs(TINY, "none")[-1])  # n-gram drafts, verified for real
-    handle = LocalLauncher(cpu_host.host, tmp_path / "logs").start(spec_of(job))
+    root = smoke_root(tmp_path / "root", [f"tiny/{TINY_RECIPE}.yaml"], saturation=True)
+    banned = _raise_threshold(root)
+    env = {
+        "INFERX_ROOT": str(root),
+        "INFERX_STATE_DIR": str(tmp_path / "state"),
+        "INFERX_LM_EVAL_PYTHON": str(lm_eval_python),
+        "COLUMNS": "200",
+    }
+    art = tmp_path / "art"
+    sweep = ["sweep", "--launcher", "local", "--host-file", str(cpu_host.path), "--evals-only"]
+    result = CliRunner().invoke(cli, [*sweep, "--artifacts-dir", str(art)], env=env)
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("1 jobs: 1 ok"), result.output
+
+    store = ArtifactStore(art)
+    [manifest] = store.all_attempts()
+    assert manifest.job_id.endswith("/c4/eval")
+    recorded = json.loads(store.read(manifest.artifacts[SERVER_SPEC]))
+    recorded["secret_env"] = list(recorded["secret_env"])  # stored as names -> redacted
+    spec = ServerSpec.model_validate(recorded)
+    assert "--speculative-config" in spec.argv and synthetic_settings(spec, banned) == []
+    doc = EvalResult.model_validate_json(store.read(manifest.artifacts[EVAL_RESULT]))
+    assert (doc.task, doc.dataset, doc.n_original, doc.n_effective) == (
+        "gsm8k-inferx", "shipped", 30, 30,
+    )  # fmt: skip
+    assert (doc.threshold, doc.passed) == (RAISED_THRESHOLD, False)  # the random model: 0.0
+    meta = doc.metadata
+    assert (meta["simulated"], meta["image_digest"]) == (False, "local:vllm==0.32.0+cpu")
+    assert (meta["engine_version"], doc.lm_eval_version) == ("0.32.0", "0.4.13")
+    samples = store.read(manifest.artifacts[EVAL_SAMPLES]).decode().splitlines()
+    answers = [json.loads(line)["resps"][0][0] for line in samples]
+    assert len(answers) == 60 and any(answers)  # the engine answered (wrongly, by design)
+
+    db = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    out = ["--artifacts-dir", str(art), "--db", db, "--out", str(tmp_path / "site")]
+    published = CliRunner().invoke(cli, ["publish", *out], env=env)
+    assert published.exit_code == 0, published.output
+    assert "ingested 1 eval scores (0 already stored)" in published.output
+    results = ResultStore(db)
     try:
-        check_real_verification(job, handle.spec, evals.synthetic_acceptance)  # as it runs
-        handle.wait_healthy(STARTUP_TIMEOUT_S)
-        run = lm_eval_run(
-            job,
-            handle.spec,
-            base_url=handle.base_url,
-            evals=evals,
-            python=lm_eval_python,
-            output_dir=tmp_path / "eval",
-            hf_home=tmp_path / "hf-home",
-        )
-        score = run_harness(run, timeout_s=HARNESS_TIMEOUT_S)
+        [row] = read_evals(results).to_dict("records")
     finally:
-        handle.stop()
-    assert (score.n_original, score.n_effective, score.passed) == (30, 30, True)
-    assert {f.filter for f in score.filters} == {"strict-match", "flexible-extract"}
-    samples = [json.loads(line) for line in score.samples_file.read_text().splitlines()]
-    answers = [sample["resps"][0][0] for sample in samples]
-    assert len(answers) == 60 and all(isinstance(a, str) for a in answers)
-    assert any(answers)  # the engine answered (the random model's words, scored as wrong)
+        results.close()
+    assert (row["passed"], row["exact_match"], row["lm_eval_version"]) == (False, 0.0, "0.4.13")

@@ -1,4 +1,5 @@
-"""Page contexts and writers: overview, one page per model x workload, history, table.
+"""Page contexts and writers: overview, one page per model x workload, history, table,
+accuracy.
 
 Each writer renders one template and returns the page's path relative to the site root.
 Pages link relatively, so the site works from disk as well as from ``inferx leaderboard
@@ -8,6 +9,7 @@ fetched, because browsers refuse ``fetch`` on ``file://``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from inferx_pipeline.leaderboard.accuracy import AccuracyGroup
 from inferx_pipeline.leaderboard.board import Leaderboard, front_column
 from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.cost import cost_column, tokens_per_dollar_column
@@ -179,6 +182,12 @@ def write_table(writer: PageWriter, table: pd.DataFrame) -> str:
         "table.html", "table.html", title="Table", rows=rows, options=options,
         filters=TABLE_FILTERS, cost=cost_column("total", writer.config.price_tier),
     )  # fmt: skip
+
+
+def write_accuracy(writer: PageWriter, groups: Sequence[AccuracyGroup]) -> str:
+    """``accuracy.html``: per model and task, each configuration's eval score with its
+    standard error, threshold and gate state."""
+    return writer.write("accuracy.html", "accuracy.html", title="Accuracy", groups=groups)
 
 
 def _natural(value: str) -> tuple[float, str]:

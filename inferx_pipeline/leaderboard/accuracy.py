@@ -1,0 +1,91 @@
+"""The accuracy view: per model and task, each configuration's newest eval score.
+
+A configuration is one eval point: SKU, engine, precision, speculative decoding, TP and
+the concurrency it was scored at, on one image digest. Each row carries the judged
+exact match (the lowest over the task's filters) with its standard error, the threshold
+and whether it passed, how many throughput rows of its server identity the gate marks
+(``results.gate``), and the provenance a reader needs (documents scored, dataset,
+simulated or real, harness and engine versions). ``as_of`` is the newest score's date.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+from pydantic import Field
+
+from inferx_pipeline.results.gate import newest_scores
+from inferx_pipeline.strict import FrozenModel
+
+# Where a configuration's newest score wins over an older one.
+_POINT = ["fingerprint", "conc", "image_digest"]
+
+
+class AccuracyRow(FrozenModel):
+    """One configuration's score."""
+
+    label: str = Field(description="GPU · engine · precision · spec · TP · conc.")
+    score: float = Field(description="Judged exact match (lowest filter).")
+    stderr: float
+    threshold: float
+    passed: bool
+    marked_rows: int = Field(description="Throughput rows of its server the gate marks.")
+    n: int = Field(description="Documents scored.")
+    dataset: str
+    simulated: bool
+    lm_eval_version: str
+    engine_version: str | None
+    finished_at: datetime
+
+
+class AccuracyGroup(FrozenModel):
+    """Every configuration of one model on one task."""
+
+    model: str
+    task: str
+    as_of: datetime
+    rows: tuple[AccuracyRow, ...]
+
+
+def _label(row: pd.Series) -> str:
+    spec = "no spec" if row["spec_method"] == "none" else f"spec {row['spec_method']}"
+    parts = (row["sku"], row["framework"], row["precision"], spec)
+    return " · ".join(str(p) for p in parts) + f" · TP{row['tp']} · conc {row['conc']}"
+
+
+def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyGroup]:
+    """Groups by (model, task), configurations by score (best first) (pure).
+
+    ``evals`` has ``EvalRecord`` columns; ``marked`` the throughput rows after
+    ``gate.mark_rows`` (``fingerprint``, ``image_digest``, ``eval_below``).
+    """
+    points = evals.sort_values("finished_at", kind="stable").drop_duplicates(_POINT, keep="last")
+    below = marked[marked["eval_below"]]
+    counts = below.groupby(["fingerprint", "image_digest"], observed=True).size()
+    gated = set(map(tuple, newest_scores(evals)[["server_fingerprint", "image_digest"]].values))
+    groups = []
+    for (model, task), mine in points.groupby(["model", "task"], sort=True):
+        rows = [
+            AccuracyRow(
+                label=_label(row),
+                score=row["exact_match"],
+                stderr=row["exact_match_stderr"],
+                threshold=row["threshold"],
+                passed=bool(row["passed"]),
+                marked_rows=int(counts.get(key, 0)) if key in gated else 0,
+                n=row["n_effective"],
+                dataset=row["dataset"],
+                simulated=bool(row["simulated"]),
+                lm_eval_version=row["lm_eval_version"],
+                engine_version=row["engine_version"],
+                finished_at=row["finished_at"],
+            )
+            for _, row in mine.sort_values("exact_match", ascending=False).iterrows()
+            for key in [(row["server_fingerprint"], row["image_digest"])]
+        ]
+        as_of = max(row.finished_at for row in rows)
+        groups.append(
+            AccuracyGroup(model=str(model), task=str(task), as_of=as_of, rows=tuple(rows))
+        )
+    return groups

@@ -1,0 +1,105 @@
+"""The accuracy page: per model and task, each configuration's score with its error bar,
+threshold and gate state; checked as HTML and in headless Chromium (screenshot)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
+from inferx_pipeline.leaderboard.build import build_site
+from inferx_pipeline.leaderboard.config import LeaderboardConfig
+from inferx_pipeline.leaderboard.serve import SiteServer
+from inferx_pipeline.results.gate import mark_rows
+from tests.leaderboard.conftest import GENERATED_AT
+
+DIGEST = "sha256:" + "d" * 64
+
+
+def _eval(fp: str, conc: int, score: float, passed: bool, day: int, **over: Any) -> dict[str, Any]:
+    row = {
+        "fingerprint": f"{fp}-eval", "server_fingerprint": fp, "image_digest": DIGEST,
+        "model": "deepseek-ai/DeepSeek-R1-0528", "task": "gsm8k", "sku": "mi300x",
+        "framework": "sglang", "precision": "fp8", "spec_method": "none", "tp": 8,
+        "conc": conc, "exact_match": score, "exact_match_stderr": 0.01, "threshold": 0.91,
+        "passed": passed, "n_effective": 1319, "dataset": "host", "simulated": True,
+        "lm_eval_version": "0.4.13", "engine_version": "0.5.9",
+        "finished_at": datetime(2026, 11, day, tzinfo=UTC),
+    }  # fmt: skip
+    return row | over
+
+
+@pytest.fixture(scope="module")
+def groups() -> list[AccuracyGroup]:
+    evals = pd.DataFrame(
+        [
+            _eval("a", 64, 0.95, True, 1),
+            _eval("a", 64, 0.42, False, 2),  # re-scored: the newest wins
+            _eval("b", 32, 0.93, True, 1, spec_method="mtp"),
+            _eval("c", 4, 0.0, True, 1, model="inferx/tiny-qwen3", task="gsm8k-inferx",
+                  sku="cpu", framework="vllm", precision="bf16", tp=1, threshold=0.0),
+        ]
+    )  # fmt: skip
+    rows = pd.DataFrame({"fingerprint": ["a"] * 3 + ["b"], "image_digest": [DIGEST] * 4})
+    return accuracy_groups(evals, mark_rows(rows, evals))
+
+
+def test_groups_per_model_and_task_newest_score_best_first(groups: list[AccuracyGroup]) -> None:
+    assert [(g.model, g.task) for g in groups] == [
+        ("deepseek-ai/DeepSeek-R1-0528", "gsm8k"),
+        ("inferx/tiny-qwen3", "gsm8k-inferx"),
+    ]
+    dsr1 = groups[0]
+    assert [(r.label, r.score, r.passed, r.marked_rows) for r in dsr1.rows] == [
+        ("mi300x · sglang · fp8 · spec mtp · TP8 · conc 32", 0.93, True, 0),
+        ("mi300x · sglang · fp8 · no spec · TP8 · conc 64", 0.42, False, 3),
+    ]
+    assert dsr1.as_of == datetime(2026, 11, 2, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def accuracy_site(
+    tmp_path_factory: pytest.TempPathFactory, sweep: pd.DataFrame, catalog: Catalog,
+    config: LeaderboardConfig, groups: list[AccuracyGroup],
+) -> Path:  # fmt: skip
+    out = tmp_path_factory.mktemp("accuracy") / "site"
+    build_site(sweep, out, catalog, config, GENERATED_AT, accuracy=groups)
+    return out
+
+
+def test_the_page_shows_scores_thresholds_and_the_gate(accuracy_site: Path) -> None:
+    html = (accuracy_site / "accuracy.html").read_text()
+    assert html.count('<svg class="errorbar"') == 3
+    assert "as of 2026-11-02" in html and "below threshold" in html
+    assert "(3 throughput rows marked)" in html
+    assert 'href="accuracy.html"' in (accuracy_site / "index.html").read_text()
+
+
+@pytest.mark.chromium
+def test_the_page_in_headless_chromium(
+    chromium_browser: Any, accuracy_site: Path, tmp_path: Path
+) -> None:
+    with SiteServer(accuracy_site) as server:
+        page = chromium_browser.new_page(viewport={"width": 1400, "height": 900})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server.url + "accuracy.html", wait_until="load")
+        sections = page.evaluate(
+            "Array.from(document.querySelectorAll('section.accuracy')).map(s => s.dataset.task)"
+        )
+        widths = page.evaluate(
+            "Array.from(document.querySelectorAll('svg.errorbar rect'))"
+            ".map(r => r.getBoundingClientRect().width)"
+        )
+        shot = tmp_path / "accuracy-page.png"
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"screenshot: {shot}")
+        page.close()
+    assert sections == ["gsm8k", "gsm8k-inferx"]
+    assert [round(w) for w in widths] == [186, 84, 0]  # 200 px x score
+    assert errors == [] and shot.stat().st_size > 5_000
