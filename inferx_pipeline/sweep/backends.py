@@ -109,7 +109,7 @@ def simulator_backend(
         launcher=SubprocessLauncher(log_dir, ledger=ledger, run_id=run_id),
         specs=sim_specs(catalog, options or SimOptions()),
         vendor_of=_vendor_of(catalog),
-        digests=FixedDigests(simulated_digest()),
+        digests=FixedDigests(simulated_digest(options)),
         simulated=True,
         prepare=ledger.reap if ledger else lambda: None,
     )

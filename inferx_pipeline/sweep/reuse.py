@@ -27,6 +27,7 @@ from docker.errors import DockerException, ImageNotFound
 from pydantic import JsonValue
 
 from inferx_pipeline.bench.validity import ValidityRules
+from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.launch.docker import image_digest
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.strict import FrozenModel
@@ -39,6 +40,8 @@ from inferx_pipeline.sweep.status import SweepPolicy
 MEASUREMENT_OPTIONS = frozenset(
     {"prompts_per_conc", "num_prompts", "warmup_prompts", "point_deadline_s", "request_timeout_s"}
 )
+# Simulator options that cannot change a simulated result.
+SIM_UNSHAPING = frozenset({"image", "load_time_s", "startup_timeout_s"})
 # Policy fields that document rather than judge.
 UNJUDGED = frozenset({"source", "rationale"})
 
@@ -118,12 +121,17 @@ class FixedDigests:
         return self.mapping.get(image, self.default)
 
 
-def simulated_digest() -> str:
-    """The stand-in digest of subprocess simulator runs: the simulator's own version.
+def simulated_digest(options: SimOptions | None = None) -> str:
+    """The stand-in digest of simulator runs: the simulator's version and its options.
 
-    It never equals a real image digest, so simulated results never stand in for real ones.
+    It never equals a real image digest, so simulated results never stand in for real
+    ones. The options that shape the simulated numbers (time scale, injected errors and
+    crashes, seeds) are part of it; those that only wait or locate (load time, startup
+    deadline, image) are not.
     """
-    return f"simulated:inferx-pipeline-{client_version()}"
+    shaping = (options or SimOptions()).model_dump(mode="json", exclude=set(SIM_UNSHAPING))
+    sha = hashlib.sha256(orjson.dumps(shaping, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    return f"simulated:inferx-pipeline-{client_version()}:{sha[:12]}"
 
 
 class DockerDigests:

@@ -7,11 +7,18 @@ from typing import Any
 import pytest
 
 from inferx_pipeline.bench.validity import ValidityRules, load_rules
+from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore, AttemptManifest
 from inferx_pipeline.sweep.report import SweepOptions
-from inferx_pipeline.sweep.reuse import PointIdentity, ReuseIndex, point_identity, policy_version
+from inferx_pipeline.sweep.reuse import (
+    PointIdentity,
+    ReuseIndex,
+    point_identity,
+    policy_version,
+    simulated_digest,
+)
 from inferx_pipeline.sweep.status import SweepPolicy
 from tests.engines.jobs import recipe_jobs
 
@@ -118,3 +125,10 @@ def test_index_keeps_only_ok_attempts(store: ArtifactStore, seed_jobs: list[Benc
     hit = ReuseIndex(store).lookup(identity)
     assert hit is not None and hit.attempt == 2
     assert ReuseIndex(store).lookup(_identity(job, image_digest="other", client="c")) is None
+
+
+def test_the_simulated_digest_follows_the_options_that_shape_its_numbers() -> None:
+    base = simulated_digest(SimOptions())
+    assert base == simulated_digest(None) == simulated_digest(SimOptions(load_time_s=0))
+    assert base != simulated_digest(SimOptions(time_scale=0.02))
+    assert base != simulated_digest(SimOptions(error_rate=0.1))
