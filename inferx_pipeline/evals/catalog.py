@@ -1,20 +1,26 @@
 """Eval data (``catalog/evals.yaml``): protocol, tasks, per-family task and threshold.
 
 ``EvalCatalog.for_family`` resolves what one model's eval runs: the task, the threshold
-every filter's exact match must reach, and the answer budget, each with its source.
+every filter's exact match must reach, and the answer budget, each with its source. The
+settings an eval server must not carry are the gate's acceptance-length knobs
+(``catalog/gate.yaml`` ``acceptance_knobs``, read on load) plus the other
+synthetic-acceptance settings ``evals.yaml`` lists.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import read_model
+from inferx_pipeline.recipes.policy.data import AcceptanceKnobs, cached_policy
 from inferx_pipeline.strict import FrozenModel
 
 EVALS_FILE = "evals.yaml"
+GATE_FILE = "gate.yaml"
 # The shipped task's lm-eval YAML and its JSONL splits.
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -62,6 +68,21 @@ class SyntheticAcceptance(FrozenModel):
     argv: tuple[str, ...] = Field(description="Substrings of any argv element.")
     env: tuple[str, ...] = Field(description="Environment variable names.")
     source: str
+
+    def with_knobs(self, knobs: Mapping[str, AcceptanceKnobs]) -> SyntheticAcceptance:
+        """These settings plus every engine's acceptance-length knob (``catalog/gate.yaml``
+        ``acceptance_knobs``: JSON keys and env names as they are, flags as ``--flag``)."""
+        argv, env = list(self.argv), list(self.env)
+        for knob in knobs.values():
+            argv += [*knob.json_keys, *(f"--{flag}" for flag in knob.flags)]
+            env += knob.env
+        return self.model_copy(
+            update={
+                "argv": tuple(dict.fromkeys(argv)),
+                "env": tuple(dict.fromkeys(env)),
+                "source": f"{self.source}; and catalog/{GATE_FILE} acceptance_knobs",
+            }
+        )
 
 
 class ResolvedEval(FrozenModel):
@@ -112,5 +133,9 @@ class EvalCatalog(FrozenModel):
 
 
 def load_eval_catalog(catalog_dir: Path) -> EvalCatalog:
-    """Read ``catalog_dir/evals.yaml``; CatalogError naming the file if invalid."""
-    return read_model(catalog_dir / EVALS_FILE, EvalCatalog, "eval catalog")
+    """Read ``catalog_dir/evals.yaml``, its banned settings joined by the gate's acceptance
+    knobs (``catalog_dir/gate.yaml``); CatalogError naming the file if invalid."""
+    catalog = read_model(catalog_dir / EVALS_FILE, EvalCatalog, "eval catalog")
+    knobs = cached_policy(catalog_dir).acceptance_knobs
+    banned = catalog.synthetic_acceptance.with_knobs(knobs)
+    return catalog.model_copy(update={"synthetic_acceptance": banned})

@@ -36,3 +36,19 @@ def test_an_unknown_task_is_a_catalog_error(tmp_path: Path) -> None:
         CatalogError, match=r"models\.tiny-qwen3\.task: got 'mmlu'; expected one of"
     ):
         load_eval_catalog(tmp_path)
+
+
+def test_banned_settings_are_the_gate_acceptance_knobs_plus_the_evals_own(
+    evals: EvalCatalog,
+) -> None:
+    banned = evals.synthetic_acceptance
+    assert set(banned.argv) == {
+        "rejection_sample_method",  # evals.yaml
+        "synthetic_acceptance_length",  # gate.yaml: vLLM JSON key
+        "--spec-decode-acceptance-length",  # gate.yaml: ATOM flag
+    }
+    assert set(banned.env) == {
+        "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE",  # evals.yaml
+        "SGLANG_SIMULATE_ACC_LEN", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS",  # gate.yaml
+    }  # fmt: skip
+    assert banned.source.endswith("and catalog/gate.yaml acceptance_knobs")

@@ -16,7 +16,7 @@ import yaml
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
-from inferx_pipeline.evals.catalog import SyntheticAcceptance
+from inferx_pipeline.evals.catalog import SyntheticAcceptance, load_eval_catalog
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.verification import synthetic_settings
 from inferx_pipeline.launch.spec import ServerSpec
@@ -36,7 +36,7 @@ def _raise_threshold(root: Path) -> SyntheticAcceptance:
     doc["models"]["tiny-qwen3"]["threshold"] = RAISED_THRESHOLD
     path.unlink()  # a link to the checkout's file
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return SyntheticAcceptance.model_validate(doc["synthetic-acceptance"])
+    return load_eval_catalog(root / "catalog").synthetic_acceptance
 
 
 def test_inferx_sweep_scores_the_tiny_model_on_vllm_and_publishes_the_score(
