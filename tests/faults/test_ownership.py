@@ -95,3 +95,10 @@ def test_a_recycled_leader_pid_is_never_signalled(
     assert ledger.reap() == []
     assert len(group_members(pgid)) == 2
     assert ledger.entries() == []
+
+
+def test_an_owner_label_names_its_process() -> None:
+    owner = Owner.current("run-1")
+    assert Owner.from_label("run-1", owner.label) == owner
+    assert owner.alive()
+    assert Owner.from_label("run-1", "not-a-label") is None
