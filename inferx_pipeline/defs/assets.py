@@ -15,6 +15,7 @@ reused).
 
 # No `from __future__ import annotations`: Dagster reads these annotations at run time.
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
@@ -39,9 +40,13 @@ from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.sanity import check_points
 from inferx_pipeline.sweep.status import load_policy
 
+if TYPE_CHECKING:  # see LAZY
+    from inferx_pipeline.results.store import ResultStore
+
 POLICY_CHECK = "policy_rules"
 SANITY_CHECK = "result_sanity"
 COMPLETENESS_CHECK = "completeness"
+EVAL_CHECK = "eval_thresholds"
 RECIPES = dg.AssetKey("recipes")
 GOLDEN_CURVES = dg.AssetKey("golden_curves")
 SWEEP_MATRIX = dg.AssetKey("sweep_matrix")
@@ -266,6 +271,26 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
     return sweep
 
 
+def _eval_check(store: "ResultStore") -> dg.AssetCheckResult:
+    """Fails with each configuration whose newest eval is below its threshold."""
+    from inferx_pipeline.results.evals import read_evals  # see LAZY
+    from inferx_pipeline.results.gate import below_threshold
+
+    evals = read_evals(store)
+    below = below_threshold(evals)
+    rows = below[["job_id", "task", "exact_match", "threshold"]].itertuples(index=False)
+    return dg.AssetCheckResult(
+        check_name=EVAL_CHECK,
+        passed=below.empty,
+        metadata={
+            "below_threshold": dg.MetadataValue.md(
+                metadata.markdown_table(("eval job", "task", "score", "threshold"), rows)
+            ),
+            "scored_configurations": dg.MetadataValue.int(len(evals)),
+        },
+    )
+
+
 def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinition]:
     """``normalized_results`` (after every sweep asset) and ``leaderboard``."""
 
@@ -275,23 +300,35 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
         group_name="results",
         owners=OWNERS,
         kinds={"sqlite", "postgres"},
+        check_specs=[
+            dg.AssetCheckSpec(
+                EVAL_CHECK,
+                asset=NORMALIZED_RESULTS,
+                description="Every configuration's newest eval score reaches its threshold.",
+            )
+        ],
     )
     def normalized_results(
         project: ProjectResource, results: ResultsResource
     ) -> dg.MaterializeResult:
-        """Every recorded attempt ingested into the results database (idempotent)."""
-        from inferx_pipeline.pipeline import ingest_artifacts  # see LAZY
+        """Every recorded attempt ingested into the results database (idempotent), eval
+        scores too."""
+        from inferx_pipeline.pipeline import ingest_artifacts, ingest_evals  # see LAZY
         from inferx_pipeline.results.store import ResultStore
 
         settings = project.settings()
         url = results.url(project)
         report = ingest_artifacts(project.artifacts(), url, settings.catalog_dir)
+        ingest_evals(project.artifacts(), url)
         store = ResultStore(url)
         try:
             total = store.count()
+            check = _eval_check(store)
         finally:
             store.close()
-        return dg.MaterializeResult(metadata=metadata.ingest_metadata(report, total))
+        return dg.MaterializeResult(
+            metadata=metadata.ingest_metadata(report, total), check_results=[check]
+        )
 
     @dg.asset(
         key=LEADERBOARD,

@@ -46,3 +46,9 @@ def mark_rows(rows: pd.DataFrame, evals: pd.DataFrame) -> pd.DataFrame:
     marked["eval_below"] = marked["eval_below"].eq(True)
     marked.index = rows.index
     return marked
+
+
+def below_threshold(evals: pd.DataFrame) -> pd.DataFrame:
+    """The newest score of each server identity that is below its threshold (pure)."""
+    scores = newest_scores(evals)
+    return scores[~scores["passed"].astype(bool)]

@@ -37,6 +37,7 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
     checks = sorted(f"{k.asset_key.to_user_string()}:{k.name}" for k in graph.asset_check_keys)
     assert checks == [
         "leaderboard:completeness",
+        "normalized_results:eval_thresholds",
         "recipes:policy_rules",
         "sweep/h200:result_sanity",
         "sweep/mi325x:result_sanity",

@@ -1,0 +1,54 @@
+"""The eval-threshold check on ``normalized_results``: publish ingests eval scores and the
+check fails, with the score and threshold, on a configuration below its threshold."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import dagster as dg
+
+from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.defs.assets import EVAL_CHECK, NORMALIZED_RESULTS
+from inferx_pipeline.defs.execute import publish_in_process
+from inferx_pipeline.evals.catalog import load_eval_catalog
+from inferx_pipeline.evals.fake import FakeHarness
+from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.evals import eval_job
+from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.backends import simulator_backend
+from inferx_pipeline.sweep.evaluate import EvalSetup
+from inferx_pipeline.sweep.runner import run_sweep
+from inferx_pipeline.sweep.status import load_policy
+from tests.defs.conftest import Project
+from tests.sweep.conftest import FAST, FAST_SIM
+
+BF16_RECIPE = "qwen3.827b-bf16-mi325x-vllm-mtp"
+
+
+def test_a_score_below_threshold_fails_the_check_with_score_and_threshold(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    settings = project.settings
+    request = MatrixRequest(paths=(), selection=Selection(recipes=(BF16_RECIPE,)))
+    job = eval_job(build_matrix(request, settings)[0])
+    evals = load_eval_catalog(settings.catalog_dir)
+    setup = EvalSetup(evals, FakeHarness(0.25), Path(sys.executable), settings.state / "hf")
+    backend = simulator_backend(
+        cached_catalog(settings.catalog_dir), settings.state / "logs", FAST_SIM
+    )
+    store = ArtifactStore(settings.artifacts_dir)
+    report = run_sweep([job], backend=backend, artifacts=store, options=FAST,
+                       policy=load_policy(settings.catalog_dir), evals=setup)  # fmt: skip
+    assert report.counts() == {"ok": 1}
+
+    result = publish_in_process(project.definitions(), instance)
+    assert result.success
+    record = instance.get_latest_asset_check_evaluation_record(
+        dg.AssetCheckKey(NORMALIZED_RESULTS, EVAL_CHECK)
+    )
+    assert record is not None and record.evaluation is not None
+    assert record.evaluation.passed is False
+    table = record.evaluation.metadata["below_threshold"].value
+    assert f"| {job.job_id} | gsm8k | 0.25 | 0.9 |" in str(table)
