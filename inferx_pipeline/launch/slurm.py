@@ -38,6 +38,7 @@ from inferx_pipeline.launch.base import (
     log_file,
 )
 from inferx_pipeline.launch.models import MODEL_PLACEHOLDER, fill_model
+from inferx_pipeline.launch.secrets import engine_env
 from inferx_pipeline.launch.slurm_cli import SlurmCli, SlurmJob
 from inferx_pipeline.launch.slurm_log import JobOutput
 from inferx_pipeline.launch.slurm_pools import SlurmPool
@@ -284,6 +285,7 @@ class SlurmLauncher:
             name=f"inferx-{resolved.name}"[:128],
             comment=owner_comment(self.run_id),
             output=shared / OUTPUT_NAME,
+            export=sorted(set(engine_env(resolved, self.cli.environ)) & set(self.cli.environ)),
         )
         job_id = self.cli.submit(batch_script(resolved, self.pool), options)
         output = JobOutput(

@@ -12,13 +12,14 @@ dead replica ends the job). Each replica, on its node, before ``exec``-ing the e
   from the job's output to find the endpoints.
 
 Literal env values are exported in the script; secrets never are: they reach the job
-through sbatch's environment (``--export=ALL``) and, for Docker, ``-e NAME`` by name only.
+through sbatch's environment (``--export=`` the host basics and the secret names, nothing
+else of the caller's) and, for Docker, ``-e NAME`` by name only.
 """
 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from inferx_pipeline.launch.slurm_pools import Runtime, SlurmPool
@@ -110,13 +111,24 @@ def gres(spec: ServerSpec, pool: SlurmPool) -> str | None:
 
 
 def sbatch_options(
-    spec: ServerSpec, pool: SlurmPool, *, name: str, comment: str, output: Path
+    spec: ServerSpec,
+    pool: SlurmPool,
+    *,
+    name: str,
+    comment: str,
+    output: Path,
+    export: Sequence[str],
 ) -> list[str]:
-    """sbatch's options for ``spec`` on ``pool`` (pure)."""
+    """sbatch's options for ``spec`` on ``pool`` (pure).
+
+    ``export`` names the only variables the job takes from sbatch's environment (host
+    basics and secrets, see ``secrets.engine_env``); never the caller's whole environment.
+    """
     options = [f"--job-name={name}", f"--comment={comment}", f"--partition={pool.partition}"]
     options += [f"--time={pool.time_limit}", f"--nodes={pool.replicas}"]
     # No requeue: a job that lost its node ends NODE_FAIL and the sweep decides what reruns.
-    options += ["--ntasks-per-node=1", f"--output={output}", "--export=ALL", "--no-requeue"]
+    options += ["--ntasks-per-node=1", f"--output={output}", "--no-requeue"]
+    options.append("--export=" + ",".join(export))
     for flag, value in (
         ("--account", pool.account),
         ("--qos", pool.qos),
@@ -133,7 +145,10 @@ def batch_script(spec: ServerSpec, pool: SlurmPool) -> str:
     port = str(spec.port) if spec.port else f"$(( {PORT_BASE} + SLURM_JOB_ID % {PORT_SPAN} ))"
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(spec.env.items()))
     srun = ["srun", f"--nodes={pool.replicas}", f"--ntasks={pool.replicas}"]
-    srun += ["--ntasks-per-node=1", "--kill-on-bad-exit=1", "--label", *srun_options]
+    # --export=ALL: the batch environment (already the allow-list) plus the replica function;
+    # srun would otherwise inherit sbatch's narrower --export through SLURM_EXPORT_ENV.
+    srun += ["--ntasks-per-node=1", "--kill-on-bad-exit=1", "--label", "--export=ALL"]
+    srun += srun_options
     command = [*srun, "bash", "-c", 'inferx_replica "$@"', "inferx_replica", *prefix, *spec.argv]
     return (
         f"#!/bin/bash\n# inferx server {shlex.quote(spec.name)}: "

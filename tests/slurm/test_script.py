@@ -34,14 +34,17 @@ def _pool(**fields: object) -> SlurmPool:
 
 def test_sbatch_options_carry_the_pool_and_never_requeue() -> None:
     options = sbatch_options(
-        _spec(), _pool(replicas=2), name="inferx-x", comment="inferx run=r", output=Path("/o/%j")
-    )
+        _spec(), _pool(replicas=2), name="inferx-x", comment="inferx run=r",
+        output=Path("/o/%j"), export=["HF_TOKEN", "PATH"],
+    )  # fmt: skip
     assert options == [
         "--job-name=inferx-x", "--comment=inferx run=r", "--partition=gpu", "--time=5",
-        "--nodes=2", "--ntasks-per-node=1", "--output=/o/%j", "--export=ALL", "--no-requeue",
-        "--account=bench", "--qos=normal", "--gres=gpu:8",
+        "--nodes=2", "--ntasks-per-node=1", "--output=/o/%j", "--no-requeue",
+        "--export=HF_TOKEN,PATH", "--account=bench", "--qos=normal", "--gres=gpu:8",
     ]  # fmt: skip
-    cpu = sbatch_options(_spec(count=0), _pool(), name="n", comment="c", output=Path("o"))
+    cpu = sbatch_options(
+        _spec(count=0), _pool(), name="n", comment="c", output=Path("o"), export=["PATH"]
+    )
     assert not any(o.startswith("--gres") for o in cpu)
 
 
