@@ -238,8 +238,9 @@ class SlurmHandle(ServerHandle):
 class SlurmLauncher:
     """Starts each spec as a batch job on ``pool``; see the module docstring.
 
-    ``environ`` (default: this process's) is what Slurm commands and the job inherit:
-    ``SLURM_CONF`` and the secrets named in ``pool.secret_env`` and each spec.
+    ``environ`` (default: this process's) is what Slurm commands run with (``SLURM_CONF``);
+    the job takes from it only the host basics and the secrets named in
+    ``pool.secret_env`` and each spec (``secrets.engine_env``).
     """
 
     def __init__(
