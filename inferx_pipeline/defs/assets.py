@@ -23,10 +23,18 @@ from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.defs import metadata
 from inferx_pipeline.defs.cells import cell_metadata, outcomes_by_cell
 from inferx_pipeline.defs.config import SweepConfig, missing_reason, run_tags
-from inferx_pipeline.defs.partitions import add_images, cell_key, cells_of, sweep_partitions
+from inferx_pipeline.defs.partitions import (
+    add_images,
+    cell_key,
+    cells_of,
+    images_name,
+    sweep_partitions,
+)
 from inferx_pipeline.defs.resources import LauncherResource, ProjectResource, ResultsResource
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
+from inferx_pipeline.errors import ImageRefError
 from inferx_pipeline.golden import load_golden
+from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell, cell_jobs, pinned_cells
@@ -177,6 +185,7 @@ def _measure(
     options = config.options(launcher.options())
     _record_how(context, sku, project, launcher, options)
     cells = cells_of(sku, context.partition_keys)
+    _check_images(sku, cells)
     matrix = load_matrix(MatrixRequest(paths=(), selection=Selection(skus=(sku,))), settings)
     jobs = cell_jobs(matrix.jobs, cells)
     artifacts = project.artifacts()
@@ -219,6 +228,25 @@ def _measure(
         },
     )
     return dg.MaterializeResult(check_results=[check])
+
+
+def _check_images(sku: str, cells: Sequence[Cell]) -> None:
+    """Fail the run, measuring nothing, when a partition key is not an image reference.
+
+    Keys typed into the UI's "Add a partition" are not checked when added; this says
+    which key is wrong and how to remove it before any server starts.
+    """
+    for image in sorted({cell.image for cell in cells}):
+        try:
+            ImageRef.parse(image)
+        except ImageRefError as err:
+            raise dg.Failure(
+                description=(
+                    f"image partition {image!r} of {images_name(sku)}: {err}; expected an "
+                    "image reference such as vllm/vllm-openai:v0.11.0. Delete the partition "
+                    "(asset page, Partitions tab) and add the reference."
+                )
+            ) from err
 
 
 def _show_cells(

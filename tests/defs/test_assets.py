@@ -151,3 +151,20 @@ def test_a_backfill_over_three_image_tags_gives_three_result_sets(
     history = (project.settings.site_dir / "history").glob("*.html")
     page = next(p for p in history if H200_RECIPE in p.read_text())
     assert all(image.split(":")[1] in page.read_text() for image in images)
+
+
+def test_a_partition_key_that_is_no_image_reference_fails_the_run_before_measuring(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    defs = project.definitions()
+    cells, ladder = project.cells(H200_RECIPE)
+    bad = cells[0].model_copy(update={"image": "not an image!"})
+    (run,) = run_cells_in_process(defs, instance, [bad], ladder, reason="test")
+    assert run.status == "FAILURE"
+    failure = next(
+        event.dagster_event.step_failure_data
+        for event in instance.all_logs(run.run_id)
+        if event.dagster_event is not None and event.dagster_event.is_step_failure
+    )
+    assert "image partition 'not an image!' of images_h200" in str(failure)
+    assert not list(ArtifactStore(project.settings.artifacts_dir).all_attempts())
