@@ -1,8 +1,13 @@
-"""Build a tiny, random-weight Qwen3 model with its own BPE tokenizer (no hub, ~1 MB).
+"""Build a tiny, random-weight model with its own BPE tokenizer (no hub, ~1 MB).
 
 Run with the vLLM venv's python (it has torch, transformers, tokenizers, yaml):
 
     "$(scripts/vllm-env)" scripts/tiny_model.py DEST [--family tiny-qwen3]
+
+Families (keys of catalog/models.yaml): ``tiny-qwen3`` (a Qwen3ForCausalLM), and
+``tiny-mimo``: MiMo's layout, a Qwen2 body plus one multi-token-prediction layer
+(``num_nextn_predict_layers: 1``, tensors ``model.mtp_layers.0.*``) that vLLM serves as
+the draft of ``--speculative-config '{"method": "mtp"}'``.
 
 The shape (layers, hidden size, attention heads) is the family's entry in
 catalog/models.yaml, so the leaderboard's model data and the served model agree.
@@ -77,32 +82,82 @@ def architecture(family: str) -> dict[str, int]:
     }
 
 
-def save_model(dest: Path, family: str, seed: int) -> None:
-    """Random weights for the family's Qwen3 shape sized to the tokenizer, in safetensors."""
-    import torch
-    from transformers import AutoTokenizer, Qwen3Config, Qwen3ForCausalLM
+def _common(dest: Path, family: str) -> dict[str, object]:
+    from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(dest)
-    config = Qwen3Config(
-        vocab_size=len(tokenizer),
+    return {
+        "vocab_size": len(tokenizer),
         **architecture(family),
-        max_position_embeddings=8192,
-        initializer_range=0.5,
-        tie_word_embeddings=True,
-        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        bos_token_id=None,
-        torch_dtype="bfloat16",
-    )
+        "max_position_embeddings": 8192,
+        "initializer_range": 0.5,
+        "eos_token_id": tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        "pad_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        "bos_token_id": None,
+        "torch_dtype": "bfloat16",
+    }
+
+
+def save_qwen3(dest: Path, family: str) -> None:
+    """Random weights for the family's Qwen3 shape sized to the tokenizer, in safetensors."""
+    import torch
+    from transformers import Qwen3Config, Qwen3ForCausalLM
+
+    config = Qwen3Config(**_common(dest, family), tie_word_embeddings=True)
+    Qwen3ForCausalLM(config).to(torch.bfloat16).save_pretrained(dest, safe_serialization=True)
+
+
+# One MiMo MTP layer: norms of the token embedding and of the previous hidden state, a
+# projection of both back to the hidden size, a decoder block, a final norm.
+MTP_NORMS = ("token_layernorm", "hidden_layernorm", "final_layernorm")
+
+
+def save_mimo_mtp(dest: Path, family: str) -> None:
+    """A Qwen2 body with one MTP layer (MiMo's checkpoint layout), in safetensors.
+
+    The MTP block starts as a copy of decoder layer 0 (random like it), so its shapes are
+    right by construction; its own norms and input projection are added beside it.
+    """
+    import torch
+    from safetensors.torch import save_file
+    from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config
+
+    config = Qwen2Config(**_common(dest, family), tie_word_embeddings=False)
+    model = Qwen2ForCausalLM(config).to(torch.bfloat16)
+    tensors = {name: t.contiguous() for name, t in model.state_dict().items()}
+    block = "model.layers.0."
+    hidden = config.hidden_size
+    for name in [n for n in tensors if n.startswith(block)]:
+        tensors["model.mtp_layers.0." + name[len(block) :]] = tensors[name].clone()
+    for norm in MTP_NORMS:
+        tensors[f"model.mtp_layers.0.{norm}.weight"] = torch.ones(hidden, dtype=torch.bfloat16)
+    projection = torch.randn(hidden, 2 * hidden) * config.initializer_range
+    tensors["model.mtp_layers.0.input_proj.weight"] = projection.to(torch.bfloat16)
+    save_file(tensors, str(dest / "model.safetensors"), metadata={"format": "pt"})
+    # Saved as a Qwen3 config (same fields): transformers maps model type qwen2 to its own
+    # Qwen2Tokenizer, which splits text unlike our tokenizer.json, so the engine would
+    # count other prompt lengths than the client; vLLM picks the model by architecture.
+    served = Qwen3Config(**config.to_diff_dict())
+    served.architectures = ["MiMoForCausalLM"]
+    served.num_nextn_predict_layers = 1
+    served.save_pretrained(dest)
+
+
+BUILDERS = {"tiny-qwen3": save_qwen3, "tiny-mimo": save_mimo_mtp}
+
+
+def save_model(dest: Path, family: str, seed: int) -> None:
+    """Random weights of the family's architecture, seeded."""
+    import torch
+
     torch.manual_seed(seed)
-    model = Qwen3ForCausalLM(config).to(torch.bfloat16)
-    model.save_pretrained(dest, safe_serialization=True)
+    BUILDERS[family](dest, family)
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dest", type=Path, help="directory to write (created)")
-    parser.add_argument("--family", default="tiny-qwen3", help="catalog/models.yaml key")
+    parser.add_argument("--family", default="tiny-qwen3", choices=sorted(BUILDERS))
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     args.dest.mkdir(parents=True, exist_ok=True)

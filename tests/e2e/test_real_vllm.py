@@ -49,6 +49,7 @@ from tests.smoke import smoke_root
 pytestmark = pytest.mark.vllm
 
 RECIPE_FILE = f"tiny/{TINY_RECIPE}.yaml"
+MTP_RECIPE_FILE = "tiny/tiny-mimo-bf16-cpu-vllm-mtp.yaml"
 ISL = 128
 KILL_DEADLINE_S = 120.0
 RUNNING = "vllm:num_requests_running"
@@ -72,7 +73,7 @@ def _counter_al(store: ArtifactStore, artifacts: dict[str, str]) -> float:
     after = json.loads(store.read(artifacts[METRICS_AFTER]))["samples"]
     drafts = after[DRAFTS] - before.get(DRAFTS, 0.0)
     accepted = after[ACCEPTED] - before.get(ACCEPTED, 0.0)
-    assert drafts > 0, "n-gram speculation proposed drafts"
+    assert drafts > 0, "the speculative method proposed drafts"
     return float(1 + accepted / drafts)
 
 
@@ -219,3 +220,23 @@ def test_cpu_recipe_materializes_through_dagster_on_the_local_launcher(
         results.close()
     assert sorted(rows["conc"]) == [1, 4] and not rows["simulated"].any()
     assert set(rows["image_digest"]) == {"local:vllm==0.32.0+cpu"}
+
+
+def test_mtp_recipe_drafts_with_the_models_own_mtp_layer(cpu_host: CpuHost, tmp_path: Path) -> None:
+    root = smoke_root(tmp_path / "root", [MTP_RECIPE_FILE], saturation=True)
+    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
+    art = tmp_path / "art"
+    args = ["sweep", "--launcher", "local", "--host-file", str(cpu_host.path)]
+    result = CliRunner().invoke(
+        cli, [*args, "--artifacts-dir", str(art), "--num-prompts", "4"], env=env
+    )
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("2 jobs: 2 ok"), result.output
+    store = ArtifactStore(art)
+    for manifest in store.all_attempts():
+        raw = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
+        assert raw.valid and raw.acceptance is not None, raw.invalid_reasons
+        # One MTP draft token per step: AL in [1, 2], from the engine's own counters.
+        counted = _counter_al(store, manifest.artifacts)
+        assert raw.acceptance.acceptance_length == pytest.approx(counted)
+        assert 1.0 <= counted <= 2.0
