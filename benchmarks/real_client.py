@@ -155,9 +155,10 @@ def _counter_al(before: MetricsSnapshot, after: MetricsSnapshot) -> float:
 
 
 def _acceptance(host: LocalHost, job: BenchmarkJob, tmp: Path) -> None:
-    model = job.model.hf_id
+    # The draft checkpoint by its folder: the store resolves only the served model's id.
+    folder = str(host.models.models[job.model.hf_id])
     draft = job.spec.model_copy(update={"method": "draft_model", "arm": "draft_model",
-                                        "draft_model": model, "options": {}})  # fmt: skip
+                                        "draft_model": folder, "options": {}})  # fmt: skip
     for name, variant in (("ngram", job), ("draft_model", job.evolve(spec=draft))):
         with _server(host, variant, tmp / "logs") as (url, spec):
             dataset = _prompts(spec, 8, 7, tmp / f"al-{name}.json")
