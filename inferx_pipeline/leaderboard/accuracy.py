@@ -10,6 +10,7 @@ simulated or real, harness and engine versions). ``as_of`` is the newest score's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import pandas as pd
@@ -26,6 +27,10 @@ class AccuracyRow(FrozenModel):
     """One configuration's score."""
 
     label: str = Field(description="GPU · engine · precision · spec · TP · conc.")
+    sku: str
+    framework: str
+    precision: str
+    spec_method: str
     score: float = Field(description="Judged exact match (lowest filter).")
     stderr: float
     threshold: float
@@ -69,6 +74,10 @@ def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyG
         rows = [
             AccuracyRow(
                 label=_label(row),
+                sku=str(row["sku"]),
+                framework=str(row["framework"]),
+                precision=str(row["precision"]),
+                spec_method=str(row["spec_method"]),
                 score=row["exact_match"],
                 stderr=row["exact_match_stderr"],
                 threshold=row["threshold"],
@@ -89,3 +98,19 @@ def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyG
             AccuracyGroup(model=str(model), task=str(task), as_of=as_of, rows=tuple(rows))
         )
     return groups
+
+
+# What a leaderboard table row and a score share: the model and its serving configuration.
+RowKey = tuple[str, ...]
+
+
+def row_scores(groups: Sequence[AccuracyGroup]) -> dict[RowKey, tuple[float, bool]]:
+    """(model, SKU, framework, precision, spec method) -> (lowest newest score, whether
+    any configuration of it is below its threshold): the score shown beside table rows."""
+    found: dict[RowKey, tuple[float, bool]] = {}
+    for group in groups:
+        for row in group.rows:
+            key = (group.model, row.sku, row.framework, row.precision, row.spec_method)
+            score, below = found.get(key, (row.score, False))
+            found[key] = (min(score, row.score), below or not row.passed)
+    return found

@@ -161,7 +161,8 @@ def _write_all(
         title="Leaderboard",
     ))  # fmt: skip
     table = pages.tier_table(board, writer)
-    entries.append(PageEntry(path=pages.write_table(writer, table), kind="table", title="Table"))
+    rel = pages.write_table(writer, table, accuracy)
+    entries.append(PageEntry(path=rel, kind="table", title="Table"))
     rel = pages.write_accuracy(writer, accuracy)
     entries.append(PageEntry(path=rel, kind="accuracy", title="Accuracy"))
     downloads = _write_data(board, root, table, config, generated_at)

@@ -103,3 +103,20 @@ def test_the_page_in_headless_chromium(
     assert sections == ["gsm8k", "gsm8k-inferx"]
     assert [round(w) for w in widths] == [186, 84, 0]  # 200 px x score
     assert errors == [] and shot.stat().st_size > 5_000
+
+
+def test_table_rows_show_their_configurations_score_and_badge(
+    tmp_path: Path, sweep: pd.DataFrame, catalog: Catalog, config: LeaderboardConfig
+) -> None:
+    first = sweep.iloc[0]
+    keys = ("model", "sku", "framework", "precision", "spec_method")
+    same = {k: str(first[k]) for k in keys}
+    evals = pd.DataFrame([_eval("x", 64, 0.42, False, 3, **same)])
+    marked = mark_rows(pd.DataFrame({"fingerprint": ["x"], "image_digest": [DIGEST]}), evals)
+    out = tmp_path / "site"
+    build_site(sweep, out, catalog, config, GENERATED_AT, accuracy=accuracy_groups(evals, marked))
+    html = (out / "table.html").read_text()
+    scored = [line for line in html.splitlines() if 'class="num eval">0.420' in line]
+    assert scored and all("below threshold" in line for line in scored)
+    shown = sweep[(sweep[list(keys)].astype(str) == pd.Series(same)).all(axis=1)]
+    assert not shown.empty

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from inferx_pipeline.leaderboard.accuracy import AccuracyGroup
+from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, row_scores
 from inferx_pipeline.leaderboard.board import Leaderboard, front_column
 from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.cost import cost_column, tokens_per_dollar_column
@@ -171,13 +171,21 @@ def write_history_page(
     return rel, len(found)
 
 
-def write_table(writer: PageWriter, table: pd.DataFrame) -> str:
-    """``table.html``: every tier value as an HTML table with filters kept in the URL hash."""
+def write_table(
+    writer: PageWriter, table: pd.DataFrame, accuracy: Sequence[AccuracyGroup] = ()
+) -> str:
+    """``table.html``: every tier value as an HTML table with filters kept in the URL hash,
+    each row beside its configuration's eval score (``accuracy.row_scores``)."""
     options = {
         key: sorted({str(v) for v in table[column].dropna()}, key=_natural)
         for key, column in TABLE_FILTERS.items()
     }
     rows = records(table)
+    scores = row_scores(accuracy)
+    for row in rows:
+        key = tuple(str(row[c]) for c in ("model", "sku", "framework", "precision", "spec_method"))
+        found = scores.get(key)
+        row["eval_score"], row["eval_below"] = found if found else (None, False)
     return writer.write(
         "table.html", "table.html", title="Table", rows=rows, options=options,
         filters=TABLE_FILTERS, cost=cost_column("total", writer.config.price_tier),
