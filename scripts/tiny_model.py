@@ -7,7 +7,8 @@ Run with the vLLM venv's python (it has torch, transformers, tokenizers, yaml):
 Families (keys of catalog/models.yaml): ``tiny-qwen3`` (a Qwen3ForCausalLM), and
 ``tiny-mimo``: MiMo's layout, a Qwen2 body plus one multi-token-prediction layer
 (``num_nextn_predict_layers: 1``, tensors ``model.mtp_layers.0.*``) that vLLM serves as
-the draft of ``--speculative-config '{"method": "mtp"}'``.
+the draft of ``--speculative-config '{"method": "mtp"}'``; and ``tiny-qwen3-eagle3``, an
+EAGLE3 draft head for ``tiny-qwen3`` (``{"method": "eagle3", "model": ...}``).
 
 The shape (layers, hidden size, attention heads) is the family's entry in
 catalog/models.yaml, so the leaderboard's model data and the served model agree.
@@ -143,7 +144,53 @@ def save_mimo_mtp(dest: Path, family: str) -> None:
     served.save_pretrained(dest)
 
 
-BUILDERS = {"tiny-qwen3": save_qwen3, "tiny-mimo": save_mimo_mtp}
+def save_eagle3_head(dest: Path, family: str) -> None:
+    """An EAGLE3 draft head for tiny-qwen3 (vLLM's LlamaForCausalLMEagle3), in safetensors.
+
+    One decoder layer (``midlayer``) whose attention reads the token embedding and the
+    fused target state (2 x hidden), ``fc`` fusing the hidden states of both target
+    layers (``eagle_aux_hidden_state_layer_ids: [0, 1]``: vLLM's default picks layers a
+    2-layer target does not have), a final norm and its own head over the full vocabulary.
+    """
+    import torch
+    from safetensors.torch import save_file
+    from transformers import LlamaConfig
+
+    common = _common(dest, family)
+    config = LlamaConfig(**common, tie_word_embeddings=False)
+    hidden, inter, vocab = config.hidden_size, config.intermediate_size, config.vocab_size
+    heads, kv, head_dim = config.num_attention_heads, config.num_key_value_heads, config.head_dim
+    layers = [0, 1]
+    shapes = {
+        "midlayer.self_attn.q_proj.weight": (heads * head_dim, 2 * hidden),
+        "midlayer.self_attn.k_proj.weight": (kv * head_dim, 2 * hidden),
+        "midlayer.self_attn.v_proj.weight": (kv * head_dim, 2 * hidden),
+        "midlayer.self_attn.o_proj.weight": (hidden, heads * head_dim),
+        "midlayer.mlp.gate_proj.weight": (inter, hidden),
+        "midlayer.mlp.up_proj.weight": (inter, hidden),
+        "midlayer.mlp.down_proj.weight": (hidden, inter),
+        "fc.weight": (hidden, hidden * len(layers)),
+        "lm_head.weight": (vocab, hidden),
+        "embed_tokens.weight": (vocab, hidden),
+    }
+    scale = config.initializer_range / hidden**0.5
+    tensors = {n: (torch.randn(s) * scale).to(torch.bfloat16) for n, s in shapes.items()}
+    for norm in ("input_layernorm", "post_attention_layernorm", "hidden_norm"):
+        tensors[f"midlayer.{norm}.weight"] = torch.ones(hidden, dtype=torch.bfloat16)
+    tensors["norm.weight"] = torch.ones(hidden, dtype=torch.bfloat16)
+    save_file(tensors, str(dest / "model.safetensors"), metadata={"format": "pt"})
+    config.architectures = ["LlamaForCausalLMEagle3"]
+    config.draft_vocab_size = vocab
+    config.target_hidden_size = hidden
+    config.eagle_config = {"eagle_aux_hidden_state_layer_ids": layers}
+    config.save_pretrained(dest)
+
+
+BUILDERS = {
+    "tiny-qwen3": save_qwen3,
+    "tiny-mimo": save_mimo_mtp,
+    "tiny-qwen3-eagle3": save_eagle3_head,
+}
 
 
 def save_model(dest: Path, family: str, seed: int) -> None:
