@@ -35,10 +35,12 @@ class RichProgress:
 
     def group_started(self, group: ServerGroup, index: int, total: int) -> None:
         label = f"[{index + 1}/{total}] {group.name}"
-        self.tasks[group.server_key] = self.progress.add_task(label, total=len(group.jobs))
+        task = self.progress.add_task(label, total=len(group.jobs))
+        # By each job's fingerprint: a group's eval jobs have their own.
+        self.tasks |= dict.fromkeys((job.fingerprint for job in group.jobs), task)
 
     def point_started(self, job: BenchmarkJob) -> None:
-        task = self.tasks.get(job.server_key)
+        task = self.tasks.get(job.fingerprint)
         if task is not None:
             name = self.progress.tasks[task].description.split(" c")[0]
             self.progress.update(task, description=f"{name} c{job.conc}")
@@ -53,9 +55,10 @@ class RichProgress:
 
 
 def summary_table(report: SweepReport) -> Table:
-    """One row per job: status, throughput, latency, and why it failed."""
+    """One row per job: status, throughput, latency (an eval job: its score), and why it failed."""
     table = Table(title=f"sweep {report.run_id[:12]}: {report.server_launches} server launches")
-    for column in ("job", "status", "out tok/s", "TPOT ms", "AL", "attempts", "detail"):
+    columns = ("job", "status", "out tok/s", "TPOT ms", "AL", "eval", "attempts", "detail")
+    for column in columns:
         table.add_column(column, overflow="fold")
     for o in report.outcomes:
         r = o.result
@@ -66,10 +69,20 @@ def summary_table(report: SweepReport) -> Table:
             f"{r.output_throughput:.1f}" if r else "",
             f"{r.mean_tpot_ms:.2f}" if r and r.mean_tpot_ms is not None else "",
             f"{al:.2f}" if al is not None else "",
+            _score(o),
             ",".join(str(a) for a in o.attempts),
             o.message.splitlines()[0][:120] if o.message else "",
         )
     return table
+
+
+def _score(outcome: JobOutcome) -> str:
+    """``0.420 < 0.91`` (exact match against the threshold); empty without a score."""
+    scored = outcome.eval
+    if scored is None:
+        return ""
+    sign = ">=" if scored.passed else "<"
+    return f"{scored.exact_match:.3f} {sign} {scored.threshold:g}"
 
 
 def counts_line(report: SweepReport) -> str:

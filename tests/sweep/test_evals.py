@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.evals.catalog import load_eval_catalog
@@ -33,6 +34,7 @@ from inferx_pipeline.sweep.artifacts import (
     SERVER_SPEC,
     ArtifactStore,
 )
+from inferx_pipeline.sweep.console import summary_table
 from inferx_pipeline.sweep.evaluate import EvalSetup
 from inferx_pipeline.sweep.groups import group_jobs
 from inferx_pipeline.sweep.report import SweepReport
@@ -93,6 +95,9 @@ def test_an_eval_runs_after_the_points_on_the_same_server_and_is_stored(
     )  # fmt: skip
     assert scored.metadata["fingerprint"] == jobs[1].fingerprint
     assert scored.metadata["image_digest"] == point.result.metadata["image_digest"]  # type: ignore[union-attr]
+    shown = Console(record=True, width=300)
+    shown.print(summary_table(report))
+    assert "0.250 < 0.91" in shown.export_text()  # the CLI's summary shows the score
     [run] = harness.runs
     assert run.config["model_args"]["num_concurrent"] == 64
     assert run.config["model_args"]["base_url"].startswith("http://127.0.0.1:")
