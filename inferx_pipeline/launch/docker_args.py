@@ -63,7 +63,6 @@ class DockerOptions(FrozenModel):
         "(gated checkpoints need HF_TOKEN); their values never enter specs, logs or artifacts.",
     )
 
-
     def model_store(self) -> ModelStore:
         """The same store as the launcher sees it on the host (for the client's tokenizer)."""
         return ModelStore(models=self.models, hf_cache=self.hf_cache, offline=self.offline)
