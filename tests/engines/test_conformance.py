@@ -99,7 +99,8 @@ def test_real_vllm_parser_passes_every_shipped_and_imported_argv_and_names_a_mis
     argv_errors = [line for line in result.output.splitlines() if "[engine-argv]" in line]
     assert len(argv_errors) == 1, argv_errors
     (line,) = argv_errors
-    assert line.startswith(f"{misspelled}:17:")
+    flag_line = misspelled.read_text().splitlines().index("  args:") + 2
+    assert line.startswith(f"{misspelled}:{flag_line}:")
     assert "engine.args.--enforce-eagr: got --enforce-eagr; vLLM 0.32.0+cpu rejects it" in line
     assert "job tiny-misspelled-flag/" in line and "unrecognized arguments" in line
     # The parser really ran: a verdict for every distinct vLLM argv, all but one accepted.
