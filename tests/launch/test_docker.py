@@ -13,8 +13,9 @@ import pytest
 from docker.errors import NotFound
 
 from inferx_pipeline.errors import LaunchError, ServerExitedError
-from inferx_pipeline.launch.docker import DockerHandle, DockerLauncher
+from inferx_pipeline.launch.docker import LABEL_OWNER, DockerHandle, DockerLauncher
 from inferx_pipeline.launch.docker_args import DockerOptions
+from inferx_pipeline.launch.ownership import Owner
 from tests.launch.specs import sim_spec
 from tests.services.docker_engine import DockerEngine
 
@@ -70,6 +71,7 @@ def test_sim_container_runs_labelled_healthy_then_is_removed_with_logs_kept(
             "inferx.job": "sim-h200",
             "inferx.fingerprint": "f" * 64,
             "inferx.run": launcher.run_id,
+            LABEL_OWNER: Owner.current(launcher.run_id).label,
         }
         host_config = container.attrs["HostConfig"]
         assert (host_config["NetworkMode"], host_config["IpcMode"]) == ("host", "host")
