@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from inferx_pipeline.atomic import write_atomic
 from inferx_pipeline.errors import InferxError, LaunchError
 from inferx_pipeline.launch.base import fill_port
 from inferx_pipeline.launch.local import LocalHost, Program, package_version, program_interpreter
@@ -85,14 +86,11 @@ class ArgvCache:
         return Verdict(ok=bool(entry["ok"]), error=str(entry.get("error", "")))
 
     def put(self, verdicts: Mapping[str, Verdict]) -> None:
-        """Add ``verdicts`` and write the file atomically (temp file, then rename)."""
+        """Add ``verdicts`` and write the file atomically (``atomic.write_atomic``)."""
         self._entries.update({k: {"ok": v.ok, "error": v.error} for k, v in verdicts.items()})
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._entries, sort_keys=True))
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps(self._entries, sort_keys=True).encode())
 
 
 class EngineParser:

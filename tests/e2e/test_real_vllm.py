@@ -76,23 +76,32 @@ def _counter_al(store: ArtifactStore, artifacts: dict[str, str]) -> float:
     return float(1 + accepted / drafts)
 
 
+def _sweep_local(
+    cpu_host: CpuHost, tmp_path: Path, recipe_file: str, num_prompts: int
+) -> tuple[ArtifactStore, dict[str, str]]:
+    """``inferx sweep --launcher local`` of one tiny recipe; its artifacts and environment.
+
+    The root keeps the shipped client-saturation rule: a busy CPU engine is contention,
+    not saturation.
+    """
+    root = smoke_root(tmp_path / "root", [recipe_file], saturation=True)
+    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
+    art = tmp_path / "art"
+    args = ["sweep", "--launcher", "local", "--host-file", str(cpu_host.path)]
+    args += ["--artifacts-dir", str(art), "--num-prompts", str(num_prompts)]
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("2 jobs: 2 ok"), result.output
+    return ArtifactStore(art), env
+
+
 def test_cpu_recipe_sweeps_publishes_and_is_drawn_as_real(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
     since = time.time()
-    # The shipped client-saturation rule: a busy CPU engine is contention, not saturation.
-    root = smoke_root(tmp_path / "root", [RECIPE_FILE], saturation=True)
-    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
-    art = tmp_path / "art"
-    sweep = ["sweep", "--launcher", "local", "--host-file", str(cpu_host.path)]
-    result = CliRunner().invoke(
-        cli, [*sweep, "--artifacts-dir", str(art), "--num-prompts", "8"], env=env
-    )
-    assert result.exit_code == 0, result.output
-    assert result.output.rstrip().endswith("2 jobs: 2 ok"), result.output
+    store, env = _sweep_local(cpu_host, tmp_path, RECIPE_FILE, 8)
     assert _engines(cpu_host.model_dir, since) == [], "the engine is stopped with the sweep"
 
-    store = ArtifactStore(art)
     manifests = sorted(store.all_attempts(), key=lambda m: m.conc)
     for manifest in manifests:
         raw = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
@@ -111,9 +120,8 @@ def test_cpu_recipe_sweeps_publishes_and_is_drawn_as_real(
 
     db = f"sqlite:///{tmp_path / 'results.sqlite'}"
     site = tmp_path / "site"
-    published = CliRunner().invoke(
-        cli, ["publish", "--artifacts-dir", str(art), "--db", db, "--out", str(site)], env=env
-    )
+    publish = ["publish", "--artifacts-dir", str(store.root), "--db", db, "--out", str(site)]
+    published = CliRunner().invoke(cli, publish, env=env)
     assert published.exit_code == 0, published.output
     results = ResultStore(db)
     try:
@@ -232,16 +240,7 @@ def test_cpu_recipe_materializes_through_dagster_on_the_local_launcher(
 def test_model_drafts_are_measured_from_the_engines_counters(
     cpu_host: CpuHost, tmp_path: Path, recipe_file: str, draft_tokens: int
 ) -> None:
-    root = smoke_root(tmp_path / "root", [recipe_file], saturation=True)
-    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "200"}
-    art = tmp_path / "art"
-    args = ["sweep", "--launcher", "local", "--host-file", str(cpu_host.path)]
-    result = CliRunner().invoke(
-        cli, [*args, "--artifacts-dir", str(art), "--num-prompts", "4"], env=env
-    )
-    assert result.exit_code == 0, result.output
-    assert result.output.rstrip().endswith("2 jobs: 2 ok"), result.output
-    store = ArtifactStore(art)
+    store, _ = _sweep_local(cpu_host, tmp_path, recipe_file, 4)
     for manifest in store.all_attempts():
         raw = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
         assert raw.valid and raw.acceptance is not None, raw.invalid_reasons
