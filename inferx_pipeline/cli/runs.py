@@ -111,9 +111,12 @@ def run_cells(
     # Dagster flags pools and single-run backfills as beta on every load; we use them on purpose.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    defs = build_definitions(settings, resources={"launcher": launcher}, ladder_of=ladder_of)
+    # The code location's definitions, the options as run config: same job snapshots.
+    defs = build_definitions(settings, ladder_of=ladder_of)
     instance = local_instance(home if isinstance(home, Path) else settings.dagster_home)
-    runs = run_cells_in_process(defs, instance, cells, ladder_of, reason=reason, tags=tags)
+    runs = run_cells_in_process(
+        defs, instance, cells, ladder_of, reason=reason, tags=tags, run_config=launcher.run_config()
+    )
     console.print(_table(runs))
     failed = [run for run in runs if run.status != "SUCCESS"]
     if publish:

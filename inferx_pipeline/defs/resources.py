@@ -96,6 +96,16 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
             force=options.force,
         )
 
+    def run_config(self) -> dict[str, object]:
+        """Run config setting every field of this resource on the ``launcher`` resource.
+
+        How a command passes its options to a run: through run config (recorded with the
+        run, shown in the launchpad), not through definitions built per process, whose job
+        snapshots would then differ from the code location's and make the UI warn of a
+        different job version on re-execution.
+        """
+        return {"resources": {"launcher": {"config": self.model_dump()}}}
+
     def choice(self) -> LauncherChoice:
         """The launcher these settings describe (validated)."""
         sim = SimOptions(time_scale=self.time_scale, load_time_s=self.load_time_s)

@@ -29,6 +29,14 @@ def test_materialize_runs_the_selection_through_dagster_and_publishes(project: P
     assert result.output.splitlines()[-1] == str(project.settings.site_dir / "index.html")
     assert "SUCCESS" in result.output and "8 ok" in result.output
     assert len(_materialized(project)) == 8
+    # The options travel as run config (recorded with the run), not baked into definitions.
+    instance = local_instance(project.settings.dagster_home)
+    try:
+        (run,) = instance.get_runs(dg.RunsFilter(job_name="sweep_h200"))
+    finally:
+        instance.dispose()
+    launcher = run.run_config["resources"]["launcher"]["config"]
+    assert (launcher["num_prompts"], launcher["time_scale"], launcher["kind"]) == (1, 0.02, "sim")
     nothing = CliRunner().invoke(cli, ["materialize", "--recipe", "no-such-*"])
     assert nothing.exit_code == 2
     assert "the selection matches no job" in nothing.output

@@ -3,6 +3,7 @@ jobs and sensors we expect (a snapshot that fails on any unreviewed change)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,6 +13,7 @@ import dagster as dg
 import pytest
 
 from inferx_pipeline.defs.assets import sweep_key
+from inferx_pipeline.defs.definitions import defs
 from inferx_pipeline.defs.jobs import PUBLISH_JOB
 from tests.defs.conftest import Project
 from tests.paths import ROOT
@@ -74,12 +76,44 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
 
 
 def test_the_checkouts_own_recipes_load_every_catalog_sku_they_use() -> None:
-    from inferx_pipeline.defs.definitions import defs
-
     graph = defs().resolve_asset_graph()
     sweeps = sorted(k.to_user_string() for k in graph.get_all_asset_keys() if k.path[0] == "sweep")
     assert sweeps == ["sweep/cpu", "sweep/h200", "sweep/mi300x", "sweep/mi325x", "sweep/mi355x"]
     assert (ROOT / "workspace.yaml").is_file()
+
+
+SNAPSHOT_IDS = """
+import json, warnings
+import dagster as dg
+warnings.filterwarnings("ignore", category=dg.BetaWarning)
+from inferx_pipeline.defs.definitions import defs
+jobs = defs().get_repository_def().get_all_jobs()
+print(json.dumps({job.name: job.get_job_snapshot_id() for job in jobs}))
+"""
+
+
+def test_two_processes_load_the_same_job_snapshots(project: Project) -> None:
+    """What the UI compares on re-execution: a job's snapshot id in the run and in the location.
+
+    Each process has its own string-hash seed, so set or dict order leaking into the
+    definitions would show here.
+    """
+    loads = [
+        subprocess.run(
+            [sys.executable, "-c", SNAPSHOT_IDS],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            timeout=240,
+            check=True,
+        ).stdout
+        for seed in (1, 2)
+    ]
+    assert loads[0] == loads[1]
+    ids = json.loads(loads[0])
+    assert sorted(ids) == ["__ASSET_JOB", "publish", "sweep_h200", "sweep_mi325x"]
+    here = defs().get_repository_def().get_all_jobs()
+    assert ids == {job.name: job.get_job_snapshot_id() for job in here}  # and this process's
 
 
 def test_dg_check_defs_passes_on_the_project(project: Project) -> None:
