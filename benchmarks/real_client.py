@@ -4,28 +4,43 @@ The CPU recipe's job (``recipes/tiny/``: the tiny Qwen3 with n-gram speculation,
 acceptance) is started once with the local launcher. For each concurrency (1, 4, 16) the
 same prompts (our random dataset, exact ISL under the model's tokenizer, written to a
 file in vLLM's ShareGPT format: its ``custom`` format needs pandas, which the engine's
-venv lacks) are sent by both clients, back to back, the order alternating per
-concurrency so slow drift of the host favours neither. Both decode greedily
-(``--temperature 0``: vLLM's client no longer does by default, and sampled outputs
-change how many n-gram drafts are accepted). Printed per metric: our value / vLLM's
-(target 1.00 +/- 0.03 on medians and throughput). p99 TTFT is computed the same way
-(numpy, linear) from both per-request TTFT lists, since our
-result withholds a p99 of too few samples.
+venv lacks) are sent by both clients. Both decode greedily (``--temperature 0``: vLLM's
+client no longer does by default, and sampled outputs change how many n-gram drafts are
+accepted).
+
+Three things keep the comparison about the clients and not the host:
+- the engine's prefix cache is emptied before every run (``POST /reset_prefix_cache``,
+  served with ``VLLM_SERVER_DEV_MODE=1``): the same prompts sent a second time would
+  otherwise skip their prefill and favour whichever client runs second;
+- each concurrency is measured in ``--rounds`` rounds, in ABBA order, and the ratio is
+  taken between the medians over rounds, so slow drift of the host favours neither;
+- the engine and the clients run on disjoint halves of the host's cores (the engine's
+  OpenMP threads bound to its half), so neither client's own CPU use slows the engine
+  it measures.
+
+Printed per metric: our value / vLLM's (target 1.00 +/- 0.03 on medians and
+throughput), and the spread of the per-round ratios. p99 TTFT is computed the same way
+(numpy, linear) from both per-request TTFT lists, since our result withholds a p99 of
+too few samples.
 
 Then, for ``ngram`` and ``draft_model`` (a second server, the tiny model drafting for
 itself), the AL our result records against ``1 + accepted / drafts`` from the engine's
 own ``/metrics`` counters scraped around the run: equal.
 
-Run: ``.venv/bin/python benchmarks/real_client.py [--prompts-per-conc 4]`` (about 4 min on
-2 cores; builds the vLLM venv and tiny model first if they are missing: scripts/cpu-host).
+Run: ``.venv/bin/python benchmarks/real_client.py [--prompts-per-conc 8] [--rounds 3]``
+(about 10 min on 2 cores; builds the vLLM venv and tiny model first if they are missing:
+scripts/cpu-host). Numbers measured while other work loads the host mean little: the
+load average is printed first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import tempfile
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,16 +84,45 @@ def _job() -> BenchmarkJob:
     return build_matrix(request, Settings())[0]
 
 
+def _halves() -> tuple[set[int], set[int]]:
+    """The engine's cores and the clients' cores: disjoint halves of those we may use."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        return set(cores), set(cores)
+    half = len(cores) // 2
+    return set(cores[:half]), set(cores[half:])
+
+
 @contextmanager
-def _server(host: LocalHost, job: BenchmarkJob, logs: Path) -> Iterator[tuple[str, ServerSpec]]:
+def _server(
+    host: LocalHost, job: BenchmarkJob, logs: Path, engine_cores: set[int] | None = None
+) -> Iterator[tuple[str, ServerSpec]]:
     backend = local_backend(cached_catalog(Settings().catalog_dir), host, logs)
     spec = backend.specs(job)
-    handle = backend.launcher.start(spec)
+    # Dev mode serves /reset_prefix_cache (see the docstring); benchmark-only.
+    env = {**spec.env, "VLLM_SERVER_DEV_MODE": "1"}
+    if engine_cores is not None:
+        env["VLLM_CPU_OMP_THREADS_BIND"] = ",".join(map(str, sorted(engine_cores)))
+    spec = spec.model_copy(update={"env": env})
+    ours = os.sched_getaffinity(0)
+    if engine_cores is not None:
+        os.sched_setaffinity(0, engine_cores)  # the engine inherits it at fork
+    try:
+        handle = backend.launcher.start(spec)
+    finally:
+        os.sched_setaffinity(0, ours)
     try:
         handle.wait_healthy(spec.startup_timeout_s)
         yield handle.base_url, spec
     finally:
         handle.stop()
+
+
+def _reset_prefix_cache(url: str) -> None:
+    request = urllib.request.Request(url.rstrip("/") + "/reset_prefix_cache", method="POST")
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        if not json.loads(answer.read()).get("success"):
+            raise RuntimeError(f"{url}: the engine did not reset its prefix cache")
 
 
 def _prompts(spec: ServerSpec, n: int, seed: int, out: Path) -> RandomSpec:
@@ -129,23 +173,37 @@ def _value(result: dict[str, Any], metric: str) -> float:
     return float(result[metric])
 
 
-def _compare(host: LocalHost, job: BenchmarkJob, tmp: Path, per_conc: int) -> None:
+def _compare(host: LocalHost, job: BenchmarkJob, tmp: Path, per_conc: int, rounds: int) -> None:
+    engine_cores, client_cores = _halves()
+    print(f"engine on cores {sorted(engine_cores)}, clients on {sorted(client_cores)}")
     print(f"{'conc':>4}  " + "  ".join(f"{m:>18}" for m in METRICS))
-    with _server(host, job, tmp / "logs") as (url, spec):
+    ours_before = os.sched_getaffinity(0)
+    with _server(host, job, tmp / "logs", engine_cores) as (url, spec):
+        os.sched_setaffinity(0, client_cores)  # vllm bench inherits it too
         warm = _prompts(spec, 4, 99, tmp / "warm.json")
         _ours(url, spec, warm, 4, 4, 99)  # first requests compile kernels; measure none
-        for i, conc in enumerate(CONCURRENCIES):
+        for conc in CONCURRENCIES:
             n = conc * per_conc
             prompts = tmp / f"prompts-c{conc}.json"
             dataset = _prompts(spec, n, conc, prompts)
-            if i % 2 == 0:
-                ours = _ours(url, spec, dataset, conc, n, conc)
-                vllms = _vllms(url, host, spec, prompts, conc, n)
-            else:
-                vllms = _vllms(url, host, spec, prompts, conc, n)
-                ours = _ours(url, spec, dataset, conc, n, conc)
-            ratios = [_value(ours, m) / _value(vllms, m) for m in METRICS]
-            print(f"{conc:>4}  " + "  ".join(f"{r:>18.3f}" for r in ratios))
+            runs: dict[str, list[dict[str, Any]]] = {"ours": [], "vllm": []}
+            for r in range(rounds):
+                order = ("ours", "vllm") if r % 2 == 0 else ("vllm", "ours")
+                for client in order:
+                    _reset_prefix_cache(url)
+                    if client == "ours":
+                        runs[client].append(_ours(url, spec, dataset, conc, n, conc))
+                    else:
+                        runs[client].append(_vllms(url, host, spec, prompts, conc, n))
+            cells = []
+            for m in METRICS:
+                ours = [_value(x, m) for x in runs["ours"]]
+                vllms = [_value(x, m) for x in runs["vllm"]]
+                per_round = [o / v for o, v in zip(ours, vllms, strict=True)]
+                ratio = float(np.median(ours) / np.median(vllms))
+                cells.append(f"{ratio:.3f} [{min(per_round):.2f}-{max(per_round):.2f}]")
+            print(f"{conc:>4}  " + "  ".join(f"{c:>18}" for c in cells))
+    os.sched_setaffinity(0, ours_before)
 
 
 def _counter_al(before: MetricsSnapshot, after: MetricsSnapshot) -> float:
@@ -174,13 +232,16 @@ def _acceptance(host: LocalHost, job: BenchmarkJob, tmp: Path) -> None:
 def main() -> None:
     """Parse flags, then print the ratio table and the AL comparison."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prompts-per-conc", type=int, default=4)
+    parser.add_argument("--prompts-per-conc", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="inferx-real-client-") as tmp:
         host = _host(Path(tmp))
         job = _job()
-        print(f"our client / vllm bench serve on {RECIPE}, ISL {ISL}, OSL {OSL}")
-        _compare(host, job, Path(tmp), args.prompts_per_conc)
+        print(f"our client / vllm bench serve on {RECIPE}, ISL {ISL}, OSL {OSL}; "
+              f"load average {os.getloadavg()[0]:.2f}; ratio of medians over "
+              f"{args.rounds} rounds [per-round range]")  # fmt: skip
+        _compare(host, job, Path(tmp), args.prompts_per_conc, args.rounds)
         _acceptance(host, job, Path(tmp))
 
 
