@@ -115,9 +115,13 @@ class SlurmHandle(ServerHandle):
 
     @property
     def provenance(self) -> dict[str, str]:
-        """The Slurm job id and its nodes, recorded with every point measured on this server."""
+        """The Slurm job id, its cluster and nodes, recorded with every point of this server."""
         job = self._job
-        return {"slurm_job_id": str(self.job_id), "slurm_nodes": job.nodes if job else ""}
+        return {
+            "slurm_job_id": str(self.job_id),
+            "slurm_cluster": (job.cluster if job else "") or self.cli.cluster or "",
+            "slurm_nodes": job.nodes if job else "",
+        }
 
     def job(self, *, fresh: bool = False) -> SlurmJob | None:
         """The job as Slurm last reported it (asked again after ``poll_s``, or when ``fresh``)."""

@@ -34,6 +34,7 @@ class SlurmJob(BaseModel):
 
     job_id: int
     name: str
+    cluster: str = ""
     job_state: str
     state_reason: str = ""
     nodes: str = ""

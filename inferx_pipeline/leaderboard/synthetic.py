@@ -40,6 +40,7 @@ RECORD_DEFAULTS: dict[str, object] = {
     "run_id": "run-a", "attempt": 1, "started_at": _T0, "finished_at": _T0 + timedelta(minutes=1),
     "client_version": "0.1.0", "simulated": False, "official": True, "status": "ok",
     "valid": True, "source": "inferx", "artifact_sha256": "a" * 64, "artifacts": "{}",
+    "slurm_job_id": None, "slurm_cluster": None,
 }  # fmt: skip
 RECORD_COLUMNS: tuple[str, ...] = tuple(RECORD_DEFAULTS)
 

@@ -102,6 +102,8 @@ def normalize(
         "source": source,
         "artifact_sha256": artifact_sha256,
         "artifacts": json.dumps(run.artifacts, sort_keys=True),
+        "slurm_job_id": run.slurm_job_id,
+        "slurm_cluster": run.slurm_cluster,
     }
     try:
         return ResultRecord(**fields)

@@ -85,6 +85,12 @@ class RunContext(FrozenModel):
     artifacts: dict[str, str] = Field(
         default_factory=dict, description="Other artifacts of the point: name -> sha256."
     )
+    slurm_job_id: str | None = Field(
+        default=None, description="The Slurm job (allocation) the server ran in; None off Slurm."
+    )
+    slurm_cluster: str | None = Field(
+        default=None, description="The Slurm cluster of that job (its ClusterName)."
+    )
 
 
 def image_tag(image: str) -> str:
@@ -185,6 +191,9 @@ class ResultRecord(FrozenModel):
     source: Source
     artifact_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     artifacts: str = Field(description="JSON object text: artifact name -> sha256.")
+    # where it ran: the Slurm allocation (None for other launchers and rows stored before)
+    slurm_job_id: str | None
+    slurm_cluster: str | None
 
     @field_validator("started_at", "finished_at")
     @classmethod

@@ -122,6 +122,8 @@ class ResultRow(Base):
     source: Mapped[str] = mapped_column(String)
     artifact_sha256: Mapped[str] = mapped_column(HASH, unique=True)
     artifacts: Mapped[str] = mapped_column(Text)
+    slurm_job_id: Mapped[str | None] = mapped_column(String)
+    slurm_cluster: Mapped[str | None] = mapped_column(String)
 
 
 class QuarantineRow(Base):

@@ -61,6 +61,12 @@ class AttemptManifest(FrozenModel):
     artifacts: dict[str, str] = Field(description="Artifact name -> sha256 of its blob.")
     exit_code: int | None = None
     oom_killed: bool = False
+    provenance: dict[str, str] = Field(
+        default_factory=dict,
+        description="Where the server ran, as its launcher reports it (a Slurm job's "
+        "slurm_job_id, slurm_cluster, slurm_nodes); empty for launchers with nothing to add "
+        "and in manifests written before this field.",
+    )
     started_at: float = Field(description="Unix seconds.")
     finished_at: float = Field(description="Unix seconds.")
 

@@ -162,6 +162,7 @@ class GroupRun:
                 failure = failure_from_error(
                     err, self.server.phase, health_answered=self.server.health_answered
                 )
+                evidence.provenance = self.server.provenance()
                 self.server.stop()
                 outcome = self._record_failure(job, attempt, attempts, evidence, failure)
                 return outcome, failure
@@ -189,6 +190,7 @@ class GroupRun:
             measured.after,
             measured.result,
         )
+        evidence.provenance = handle.provenance
         status = _exit_after(handle, measured.result.failed)
         if status is not None:
             failure = failure_from_error(handle.exited_error(status), "measure")
@@ -222,9 +224,11 @@ class GroupRun:
             failure = failure_from_error(
                 err, self.server.phase, health_answered=self.server.health_answered
             )
+            evidence.provenance = self.server.provenance()
             self.server.stop()
             return self._record_failure(job, attempt, [attempt], evidence, failure), failure
         digest = self._digest(handle)
+        evidence.provenance = handle.provenance
         try:
             scored = score_point(
                 job, handle, self.ctx.evals, self._metadata(job, handle, attempt, digest)

@@ -41,7 +41,8 @@ class Evidence:
     after: MetricsSnapshot | None = None
     result: RawResult | None = None
     eval: EvalEvidence | None = None
-    extra: dict[str, str] = field(default_factory=dict)
+    # Where the server ran, as its launcher reports it (ServerHandle.provenance).
+    provenance: dict[str, str] = field(default_factory=dict)
 
 
 def _snapshot_json(snap: MetricsSnapshot) -> str:
@@ -122,6 +123,7 @@ def record_attempt(
         artifacts=store_evidence(store, evidence),
         exit_code=failure.exit_code if failure else None,
         oom_killed=failure.oom_killed if failure else False,
+        provenance=evidence.provenance,
         started_at=evidence.started_at,
         finished_at=time.time(),
     )

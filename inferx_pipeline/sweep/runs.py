@@ -26,6 +26,11 @@ class OutcomeLine(FrozenModel):
     status: JobStatus
     message: str = ""
     attempt: int | None = Field(default=None, description="The attempt recorded, if any.")
+    provenance: dict[str, str] = Field(
+        default_factory=dict,
+        description="Where that attempt's server ran (its manifest's provenance, e.g. the "
+        "Slurm job id and cluster); empty without one.",
+    )
 
 
 class RunRecord(FrozenModel):
@@ -55,6 +60,7 @@ def save_run(report: SweepReport, artifacts_root: Path) -> Path:
                 status=o.status,
                 message=o.message,
                 attempt=o.manifest.attempt if o.manifest else None,
+                provenance=o.manifest.provenance if o.manifest else {},
             )
             for o in report.outcomes
         ),

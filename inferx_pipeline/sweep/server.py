@@ -81,6 +81,16 @@ class GroupServer:
         self.phase = "measure"
         return self.handle
 
+    def provenance(self) -> dict[str, str]:
+        """Where the last started server runs or ran; {} when that start failed in the launcher.
+
+        A launcher that raises from ``start`` returns no handle (a Slurm job that ended
+        before its engine printed its port names itself in the error message instead).
+        """
+        if self.last is None or self.phase == "start":
+            return {}
+        return self.last.provenance
+
     def log_bytes(self) -> bytes | None:
         """The current (or last) server's whole log so far; None before any start."""
         if self.last is None:

@@ -8,13 +8,14 @@ import pandas as pd
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import create_engine, inspect
 
 from inferx_pipeline.errors import StoreError
+from inferx_pipeline.results import migrations
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.record import RECORD_COLUMNS
 from inferx_pipeline.results.store import Rejection, ResultStore
-from inferx_pipeline.results.tables import Base
+from inferx_pipeline.results.tables import RESULTS, Base
 from tests.results.samples import record, sha
 
 
@@ -22,7 +23,7 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0003"
+        assert context.get_current_revision() == "0004"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes
@@ -32,6 +33,21 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
 def test_reopening_a_migrated_database_keeps_its_rows(store_url: str) -> None:
     ResultStore(store_url).write([record(1)])
     assert ResultStore(store_url).count() == 1
+
+
+def test_rows_stored_before_the_slurm_columns_read_them_as_null(store_url: str) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0003")
+        old = record(1).model_dump(exclude={"slurm_job_id", "slurm_cluster"})
+        conn.execute(RESULTS.insert(), [old])  # the row as revision 0003 stored it
+    engine.dispose()
+    store = ResultStore(store_url)
+    store.write([record(2).model_copy(update={"slurm_job_id": "7", "slurm_cluster": "c"})])
+    frame = store.read_frame().set_index("run_id")
+    assert pd.isna(frame.loc["run-1", "slurm_job_id"])
+    assert frame.loc["run-2", ["slurm_job_id", "slurm_cluster"]].tolist() == ["7", "c"]
+    store.close()
 
 
 def test_same_artifact_twice_is_one_row(store: ResultStore) -> None:

@@ -86,6 +86,8 @@ class InferencexImporter:
             "source": self.kind,
             "artifact_sha256": artifact_sha256,
             "artifacts": "{}",
+            "slurm_job_id": None,
+            "slurm_cluster": None,
         }
         try:
             return ResultRecord(**fields)

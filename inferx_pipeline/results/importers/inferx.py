@@ -27,6 +27,8 @@ SCENARIOS: dict[str, Scenario] = {
     "agentic": "agentic-coding",
 }
 RUN_KEYS = ("run_id", "attempt", "simulated", "official")
+# Where the point's server ran, when the sweep's launcher was Slurm.
+SLURM_KEYS = ("slurm_job_id", "slurm_cluster")
 # The sweep names each sibling artifact of a result in its metadata as "artifact:<name>".
 ARTIFACT_PREFIX = "artifact:"
 RESULT_ARTIFACT = "result.json"
@@ -52,7 +54,9 @@ class InferxImporter:
             artifact_sha256=artifact_sha256,
             default_official=False,
         )
-        run = run.model_copy(update={"artifacts": artifact_hashes(meta, artifact_sha256)})
+        run = run.model_copy(
+            update={"artifacts": artifact_hashes(meta, artifact_sha256), **allocation(meta)}
+        )
         return normalize(payload, identity, run, artifact_sha256=artifact_sha256, source=self.kind)
 
 
@@ -72,6 +76,11 @@ def _from_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 def _identity_meta(meta: Mapping[str, Any]) -> dict[str, Any]:
     return {k: meta[k] for k in IDENTITY_FIELDS if k in meta}
+
+
+def allocation(meta: Mapping[str, Any]) -> dict[str, str | None]:
+    """The Slurm job id and cluster the sweep recorded with the point; None off Slurm."""
+    return {key: str(meta[key]) if meta.get(key) else None for key in SLURM_KEYS}
 
 
 def artifact_hashes(meta: Mapping[str, Any], result_sha256: str) -> dict[str, str]:

@@ -47,3 +47,15 @@ def test_agentic_dataset_is_agentic_scenario_without_lengths() -> None:
     payload["dataset"] = {**payload["dataset"], "kind": "agentic", "trace": "t.jsonl"}
     rec = IMPORTERS["inferx"].to_record(payload, artifact_sha256=sha("x"), context=ImportContext())
     assert (rec.scenario, rec.isl, rec.osl) == ("agentic-coding", None, None)
+
+
+def test_slurm_job_and_cluster_come_from_metadata_and_are_none_off_slurm() -> None:
+    on_slurm = {**METADATA, "slurm_job_id": "42", "slurm_cluster": "dgxc", "slurm_nodes": "n1"}
+    rec = IMPORTERS["inferx"].to_record(
+        raw_result_payload(metadata=on_slurm), artifact_sha256=sha("x"), context=ImportContext()
+    )
+    assert (rec.slurm_job_id, rec.slurm_cluster) == ("42", "dgxc")
+    local = IMPORTERS["inferx"].to_record(
+        raw_result_payload(metadata=METADATA), artifact_sha256=sha("y"), context=ImportContext()
+    )
+    assert (local.slurm_job_id, local.slurm_cluster) == (None, None)
