@@ -299,7 +299,7 @@ def _catalog_with_tiers(settings: Settings, tiers: list[float], root: Path) -> P
         if source.name != "leaderboard.yaml":
             (catalog / source.name).symlink_to(source.resolve())
     policy = yaml.safe_load((settings.catalog_dir / "leaderboard.yaml").read_text())
-    policy |= {"tiers": tiers, "headline_tier": tiers[0]}
+    policy |= {"tiers": tiers, "headline_tier": tiers[0], "scenario_tiers": {}}
     (catalog / "leaderboard.yaml").write_text(yaml.safe_dump(policy))
     return catalog
 

@@ -25,7 +25,7 @@ from inferx_pipeline.leaderboard.history import tier_history
 from inferx_pipeline.leaderboard.pareto import interactivity_column, pareto_mask
 from inferx_pipeline.leaderboard.rankings import rank_tiers
 from inferx_pipeline.leaderboard.regressions import episodes, judged_points
-from inferx_pipeline.leaderboard.tiers import tier_values
+from inferx_pipeline.leaderboard.tiers import scenario_tier_values
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,9 @@ def compute_leaderboard(
         front = shown.loc[shown[front_column(stat)]]
         fronts[stat] = front.sort_values([*GROUP_KEYS, interactivity_column(stat)])
     stat = config.default_stat
-    tiers = _labelled(with_costs(tier_values(fronts[stat], config.tiers, stat), catalog))
+    tiers = _labelled(
+        with_costs(scenario_tier_values(fronts[stat], config.tiers_for, stat), catalog)
+    )
     tiers = tiers.merge(shown[["sku", "vendor"]].drop_duplicates("sku"), on="sku", how="left")
     ranked = rank_tiers(tiers, config.baseline_sku, config.price_tier)
     points = judged_points(rows, config.regression)
@@ -96,7 +98,7 @@ def compute_leaderboard(
         fronts=fronts,
         tiers=tiers,
         ranked=ranked,
-        history=tier_history(rows, config.tiers, stat),
+        history=tier_history(rows, config.tiers_for, stat),
         points=points,
         episodes=episodes(points),
     )

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import read_model
+from inferx_pipeline.results.record import Scenario
 from inferx_pipeline.strict import FrozenModel
 
 Stat = Literal["mean", "median", "p90", "p99"]
@@ -32,12 +33,34 @@ class SitePolicy(FrozenModel):
     attribution: str
 
 
+class TierSet(FrozenModel):
+    """Interactivity tiers of one workload kind and the one the overview ranks at."""
+
+    tiers: tuple[float, ...] = Field(min_length=1, description="Interactivity tiers, tok/s/user.")
+    headline_tier: float
+    source: str = Field(description="Why these tiers fit the workload kind's range.")
+
+    @model_validator(mode="after")
+    def _headline_is_a_tier(self) -> TierSet:
+        _check_headline(self.headline_tier, self.tiers)
+        return self
+
+
+def _check_headline(headline: float, tiers: tuple[float, ...]) -> None:
+    if headline not in tiers:
+        raise ValueError(f"headline_tier {headline} is not one of tiers {list(tiers)}")
+
+
 class LeaderboardConfig(FrozenModel):
     """Everything in ``catalog/leaderboard.yaml``."""
 
     source: str
     tiers: tuple[float, ...] = Field(min_length=1, description="Interactivity tiers, tok/s/user.")
     headline_tier: float
+    scenario_tiers: dict[Scenario, TierSet] = Field(
+        default_factory=dict,
+        description="Scenario (workload kind) -> its own tiers; others use `tiers`.",
+    )
     baseline_sku: str
     price_tier: str
     default_stat: Stat
@@ -46,11 +69,23 @@ class LeaderboardConfig(FrozenModel):
 
     @model_validator(mode="after")
     def _headline_is_a_tier(self) -> LeaderboardConfig:
-        if self.headline_tier not in self.tiers:
-            raise ValueError(
-                f"headline_tier {self.headline_tier} is not one of tiers {list(self.tiers)}"
-            )
+        _check_headline(self.headline_tier, self.tiers)
         return self
+
+    def tier_set(self, scenario: str) -> TierSet:
+        """The tiers of workloads of ``scenario``: its own entry, else the default tiers."""
+        for kind, found in self.scenario_tiers.items():
+            if kind == scenario:
+                return found
+        return TierSet(tiers=self.tiers, headline_tier=self.headline_tier, source=self.source)
+
+    def tiers_for(self, scenario: str) -> tuple[float, ...]:
+        """The interactivity tiers (tok/s/user) of workloads of ``scenario``."""
+        return self.tier_set(scenario).tiers
+
+    def headline_for(self, scenario: str) -> float:
+        """The tier (tok/s/user) the overview ranks workloads of ``scenario`` at."""
+        return self.tier_set(scenario).headline_tier
 
 
 def load_leaderboard_config(catalog_dir: Path) -> LeaderboardConfig:

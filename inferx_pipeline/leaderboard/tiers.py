@@ -9,6 +9,7 @@ per output token can be priced at the tier too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
@@ -51,6 +52,23 @@ def tier_values(
     merged = pd.concat([queries, lo, hi], axis=1)
     out = _interpolate(merged, stat)
     return out.drop(columns="group").sort_values([*by, "tier"]).reset_index(drop=True)
+
+
+def scenario_tier_values(
+    front: pd.DataFrame,
+    tiers_of: Callable[[str], tuple[float, ...]],
+    stat: Stat,
+    by: tuple[str, ...] = GROUP_KEYS,
+) -> pd.DataFrame:
+    """``tier_values`` of each scenario's groups at that scenario's tiers (``tiers_of``),
+    with a ``scenario`` column: agentic and fixed-length workloads span different ranges."""
+    parts = [
+        tier_values(part, tiers_of(str(scenario)), stat, by).assign(scenario=str(scenario))
+        for scenario, part in front.groupby(front["scenario"].astype(str), sort=True)
+    ]
+    if not parts:
+        return tier_values(front, (), stat, by).assign(scenario=pd.Series(dtype=object))
+    return pd.concat(parts, ignore_index=True).sort_values([*by, "tier"]).reset_index(drop=True)
 
 
 def _bracket(

@@ -22,6 +22,8 @@ from inferx_pipeline.leaderboard.board import Leaderboard, front_column
 from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.cost import cost_column, tokens_per_dollar_column
 from inferx_pipeline.leaderboard.frame import PAGE_KEYS
+from inferx_pipeline.leaderboard.overview import headline_values
+from inferx_pipeline.leaderboard.pareto import interactivity_column
 from inferx_pipeline.leaderboard.rankings import podium
 from inferx_pipeline.leaderboard.site.charts import history_chart, model_page_charts
 from inferx_pipeline.leaderboard.site.exports import records
@@ -127,18 +129,42 @@ def write_overview(
     slugs: dict[tuple[str, str], str],
     recipes: dict[str, str],
 ) -> str:
-    """``index.html``: the podium and ranking per model x workload at the headline tier."""
-    tier = writer.config.headline_tier
-    at = board.ranked.loc[board.ranked["tier"] == float(tier)]
+    """``index.html``: every model x workload at its headline tier: the podium and ranking
+    of the groups that reach it, and each group that does not, with its front's span."""
+    config = writer.config
+    stat = config.default_stat
+    heads = headline_values(
+        board.tiers, board.fronts[stat], interactivity_column(stat), config.headline_for
+    )
+    by_page = dict(list(heads.groupby(list(PAGE_KEYS), sort=False)))
     sections = []
-    for row in records(podium(board.ranked, tier, writer.config.price_tier)):
-        key = (str(row["model"]), str(row["workload"]))
-        ranking = at.loc[(at["model"].astype(str) == key[0]) & (at["workload"] == key[1])]
-        sections.append({"podium": row, "slug": slugs[key], "ranking": records(ranking)})
+    for key, slug in sorted(slugs.items()):
+        mine = by_page.get(key, heads.iloc[0:0])
+        tier = float(mine["tier"].iloc[0]) if len(mine) else None
+        sections.append({
+            "model": key[0], "workload": key[1], "slug": slug, "tier": tier,
+            **_ranking(board.ranked, key, tier, config.price_tier),
+            "missed": records(mine.loc[mine["status"] != "ok"]),
+        })  # fmt: skip
     return writer.write(
-        "index.html", "index.html", title="Leaderboard", sections=sections, tier=tier,
-        cost=cost_column("total", writer.config.price_tier), recipes=recipes,
+        "index.html", "index.html", title="Leaderboard", sections=sections,
+        cost=cost_column("total", config.price_tier), recipes=recipes,
     )  # fmt: skip
+
+
+def _ranking(
+    ranked: pd.DataFrame, key: tuple[str, str], tier: float | None, price_tier: str
+) -> dict[str, Any]:
+    """The podium (or None) and ranking rows of one page at ``tier``."""
+    if tier is None:
+        return {"podium": None, "ranking": []}
+    mine = ranked.loc[
+        (ranked["model"].astype(str) == key[0])
+        & (ranked["workload"].astype(str) == key[1])
+        & (ranked["tier"] == tier)
+    ]
+    top = records(podium(mine, tier, price_tier))
+    return {"podium": top[0] if top else None, "ranking": records(mine)}
 
 
 def per_recipe(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
