@@ -3,9 +3,10 @@
 A configuration is one eval point: SKU, engine, precision, speculative decoding, TP and
 the concurrency it was scored at, on one image digest. Each row carries the judged
 exact match (the lowest over the task's filters) with its standard error, the threshold
-and whether it passed, how many throughput rows of its server identity the gate marks
-(``results.gate``), and the provenance a reader needs (documents scored, dataset,
-simulated or real, harness and engine versions). ``as_of`` is the newest score's date.
+and whether it passed, how many throughput rows of its configuration the gate marks
+(``results.gate``: its synthetic-acceptance points too), and the provenance a reader
+needs (documents scored, dataset, simulated or real, harness and engine versions).
+``as_of`` is the newest score's date.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from datetime import datetime
 import pandas as pd
 from pydantic import Field
 
-from inferx_pipeline.results.gate import newest_scores
+from inferx_pipeline.results.gate import digest_key, scored_configs
 from inferx_pipeline.strict import FrozenModel
 
 # Where a configuration's newest score wins over an older one.
@@ -35,7 +36,7 @@ class AccuracyRow(FrozenModel):
     stderr: float
     threshold: float
     passed: bool
-    marked_rows: int = Field(description="Throughput rows of its server the gate marks.")
+    marked_rows: int = Field(description="Throughput rows of its configuration the gate marks.")
     n: int = Field(description="Documents scored.")
     dataset: str
     simulated: bool
@@ -63,12 +64,16 @@ def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyG
     """Groups by (model, task), configurations by score (best first) (pure).
 
     ``evals`` has ``EvalRecord`` columns; ``marked`` the throughput rows after
-    ``gate.mark_rows`` (``fingerprint``, ``image_digest``, ``eval_below``).
+    ``gate.mark_rows`` (``fingerprint``, ``image_digest``, ``config_id``, ``eval_below``).
     """
+    known = marked[["fingerprint", "config_id"]].astype(str).drop_duplicates("fingerprint")
+    evals = evals.assign(
+        config_id=scored_configs(evals, dict(known.itertuples(index=False, name=None))),
+        _digest=digest_key(evals["image_digest"]),
+    )
     points = evals.sort_values("finished_at", kind="stable").drop_duplicates(_POINT, keep="last")
     below = marked[marked["eval_below"]]
-    counts = below.groupby(["fingerprint", "image_digest"], observed=True).size()
-    gated = set(map(tuple, newest_scores(evals)[["server_fingerprint", "image_digest"]].values))
+    counts = below.groupby(["config_id", digest_key(below["image_digest"])]).size()
     groups = []
     for (model, task), mine in points.groupby(["model", "task"], sort=True):
         rows = [
@@ -82,7 +87,7 @@ def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyG
                 stderr=row["exact_match_stderr"],
                 threshold=row["threshold"],
                 passed=bool(row["passed"]),
-                marked_rows=int(counts.get(key, 0)) if key in gated else 0,
+                marked_rows=int(counts.get((row["config_id"], row["_digest"]), 0)),
                 n=row["n_effective"],
                 dataset=row["dataset"],
                 simulated=bool(row["simulated"]),
@@ -91,7 +96,6 @@ def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyG
                 finished_at=row["finished_at"],
             )
             for _, row in mine.sort_values("exact_match", ascending=False).iterrows()
-            for key in [(row["server_fingerprint"], row["image_digest"])]
         ]
         as_of = max(row.finished_at for row in rows)
         groups.append(

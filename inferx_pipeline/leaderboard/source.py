@@ -17,6 +17,7 @@ from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.config import LeaderboardConfig
 from inferx_pipeline.leaderboard.frame import LEADERBOARD_COLUMNS, history_columns, newest_images
 from inferx_pipeline.leaderboard.pareto import interactivity_column
+from inferx_pipeline.results.configs import CONFIG_FIELDS
 from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.gate import mark_rows
@@ -50,9 +51,9 @@ def read_board_frames(
 
 def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:
     """The accuracy page's groups: every stored eval score, and the shown throughput rows
-    the gate marks. Raises StoreError when a query fails."""
+    of its configuration the gate marks. Raises StoreError when a query fails."""
     evals = read_evals(store)
-    rows = store.read_frame(SHOWN, ("fingerprint", "image_digest"))
+    rows = store.read_frame(SHOWN, ("fingerprint", "image_digest", *CONFIG_FIELDS))
     return accuracy_groups(evals, mark_rows(rows, evals))
 
 

@@ -5,8 +5,9 @@ SKU, engine, image digest, engine version, run, attempt, simulated) plus the tas
 judged exact match (the lowest over the task's filters) with its standard error, every
 filter's score (``scores``, JSON), the sample counts, the threshold with its source, the
 harness version and the sha256 of the sample-level output file. ``server_fingerprint``
-is the throughput server identity the score judges: the gate marks the throughput rows
-holding it. Writes are idempotent by ``artifact_sha256``.
+is the throughput twin's fingerprint; ``config_id`` (``results.configs``) the
+configuration the score judges: the gate marks the throughput rows holding it, whatever
+their acceptance mode. Writes are idempotent by ``artifact_sha256``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.results import checks
+from inferx_pipeline.results.configs import config_id
 from inferx_pipeline.results.store import IngestReport, ResultStore
 from inferx_pipeline.results.tables import EVALS
 from inferx_pipeline.strict import FrozenModel
@@ -46,6 +48,9 @@ class EvalRecord(FrozenModel):
     recipe_id: str
     fingerprint: str
     server_fingerprint: str
+    config_id: str | None = Field(
+        pattern=r"^[0-9a-f]{64}$", description="Configuration judged; None = stored before."
+    )
     job_id: str
     model: str
     model_family: str
@@ -88,8 +93,9 @@ class EvalRecord(FrozenModel):
 def eval_record(doc: EvalResult, artifact_sha256: str) -> EvalRecord:
     """The row of the sweep's eval document ``doc`` (its blob hashes to ``artifact_sha256``).
 
-    MalformedArtifactError (code ``wrong-type``) when its metadata lacks an identity
-    field or the sample file's hash.
+    MalformedArtifactError: ``missing-identity`` naming the configuration fields
+    (``configs.CONFIG_FIELDS``) its metadata lacks, ``wrong-type`` when it lacks another
+    identity field or the sample file's hash.
     """
     meta = doc.metadata
     judged = min(doc.filters, key=lambda score: score.exact_match)
@@ -100,6 +106,7 @@ def eval_record(doc: EvalResult, artifact_sha256: str) -> EvalRecord:
         return EvalRecord(
             **fields,
             result_id=hashlib.sha256(digest.encode()).hexdigest(),
+            config_id=config_id(meta),
             task=doc.task,
             lm_eval_task=doc.lm_eval_task,
             dataset=doc.dataset,

@@ -148,6 +148,7 @@ class EvalRow(Base):
     __tablename__ = "eval_results"
     __table_args__ = (
         Index("ix_eval_results_server", "server_fingerprint", "image_digest"),
+        Index("ix_eval_results_config", "config_id", "image_digest"),
         CheckConstraint("conc >= 1", name="ck_eval_results_conc"),
     )
 
@@ -155,6 +156,7 @@ class EvalRow(Base):
     recipe_id: Mapped[str] = mapped_column(String)
     fingerprint: Mapped[str] = mapped_column(String)
     server_fingerprint: Mapped[str] = mapped_column(String)
+    config_id: Mapped[str | None] = mapped_column(HASH)
     job_id: Mapped[str] = mapped_column(String)
     model: Mapped[str] = mapped_column(String)
     model_family: Mapped[str] = mapped_column(String)

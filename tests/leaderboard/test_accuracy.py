@@ -15,6 +15,7 @@ from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.build import build_site
 from inferx_pipeline.leaderboard.config import LeaderboardConfig
 from inferx_pipeline.leaderboard.serve import SiteServer
+from inferx_pipeline.results.configs import CONFIG_FIELDS, config_id
 from inferx_pipeline.results.gate import mark_rows
 from tests.leaderboard.conftest import GENERATED_AT
 
@@ -24,6 +25,7 @@ DIGEST = "sha256:" + "d" * 64
 def _eval(fp: str, conc: int, score: float, passed: bool, day: int, **over: Any) -> dict[str, Any]:
     row = {
         "fingerprint": f"{fp}-eval", "server_fingerprint": fp, "image_digest": DIGEST,
+        "recipe_id": f"recipe-{fp}", "image": "lmsysorg/sglang:v0.5.9", "scenario": "fixed-seq-len",
         "model": "deepseek-ai/DeepSeek-R1-0528", "task": "gsm8k", "sku": "mi300x",
         "framework": "sglang", "precision": "fp8", "spec_method": "none", "tp": 8,
         "conc": conc, "exact_match": score, "exact_match_stderr": 0.01, "threshold": 0.91,
@@ -31,22 +33,29 @@ def _eval(fp: str, conc: int, score: float, passed: bool, day: int, **over: Any)
         "lm_eval_version": "0.4.13", "engine_version": "0.5.9",
         "finished_at": datetime(2026, 11, day, tzinfo=UTC),
     }  # fmt: skip
-    return row | over
+    return row | over | {"config_id": config_id(row | over)}
+
+
+def _throughput(*scored: dict[str, Any]) -> pd.DataFrame:
+    """Throughput rows of the configurations ``scored`` judge (their twins' fingerprints)."""
+    columns = ["image_digest", *CONFIG_FIELDS]
+    rows = pd.DataFrame(scored).reindex(columns=columns)
+    return rows.assign(fingerprint=[row["server_fingerprint"] for row in scored])
 
 
 @pytest.fixture(scope="module")
 def groups() -> list[AccuracyGroup]:
+    a, b = _eval("a", 64, 0.95, True, 1), _eval("b", 32, 0.93, True, 1, spec_method="mtp")
     evals = pd.DataFrame(
         [
-            _eval("a", 64, 0.95, True, 1),
+            a,
             _eval("a", 64, 0.42, False, 2),  # re-scored: the newest wins
-            _eval("b", 32, 0.93, True, 1, spec_method="mtp"),
+            b,
             _eval("c", 4, 0.0, True, 1, model="inferx/tiny-qwen3", task="gsm8k-inferx",
                   sku="cpu", framework="vllm", precision="bf16", tp=1, threshold=0.0),
         ]
     )  # fmt: skip
-    rows = pd.DataFrame({"fingerprint": ["a"] * 3 + ["b"], "image_digest": [DIGEST] * 4})
-    return accuracy_groups(evals, mark_rows(rows, evals))
+    return accuracy_groups(evals, mark_rows(_throughput(a, a, a, b), evals))
 
 
 def test_groups_per_model_and_task_newest_score_best_first(groups: list[AccuracyGroup]) -> None:
@@ -111,8 +120,9 @@ def test_table_rows_show_their_configurations_score_and_badge(
     first = sweep.iloc[0]
     keys = ("model", "sku", "framework", "precision", "spec_method")
     same = {k: str(first[k]) for k in keys}
-    evals = pd.DataFrame([_eval("x", 64, 0.42, False, 3, **same)])
-    marked = mark_rows(pd.DataFrame({"fingerprint": ["x"], "image_digest": [DIGEST]}), evals)
+    score = _eval("x", 64, 0.42, False, 3, **same)
+    evals = pd.DataFrame([score])
+    marked = mark_rows(_throughput(score), evals)
     out = tmp_path / "site"
     build_site(sweep, out, catalog, config, GENERATED_AT, accuracy=accuracy_groups(evals, marked))
     html = (out / "table.html").read_text()

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
+from sqlalchemy import create_engine
 
 from inferx_pipeline.errors import MalformedArtifactError
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.scores import FilterScore
+from inferx_pipeline.results import migrations
+from inferx_pipeline.results.configs import config_id
 from inferx_pipeline.results.evals import eval_record, read_evals, write_evals
 from inferx_pipeline.results.store import ResultStore
+from inferx_pipeline.results.tables import EVALS
 
 SHA = "a" * 64
 SAMPLES = "b" * 64
@@ -85,9 +90,31 @@ def test_a_score_is_stored_once_with_its_provenance(store: ResultStore) -> None:
     )  # fmt: skip
     assert (row["samples_sha256"], row["artifact_sha256"], row["passed"]) == (SAMPLES, SHA, True)
     assert json.loads(row["artifacts"]) == {"eval-samples.jsonl": SAMPLES}
+    assert row["config_id"] == config_id(META)  # the configuration the gate marks
 
 
 def test_a_document_without_its_identity_is_rejected() -> None:
     with pytest.raises(MalformedArtifactError) as err:
         eval_record(_doc(drop="recipe_id"), SHA)  # a torn identity
-    assert err.value.code == "wrong-type"
+    assert (err.value.code, str(err.value)) == (
+        "missing-identity", "configuration lacks recipe_id",
+    )  # fmt: skip
+    with pytest.raises(MalformedArtifactError) as err:
+        eval_record(_doc(drop="job_id"), SHA)
+    assert err.value.code == "wrong-type" and "job_id" in str(err.value)
+
+
+def test_a_score_stored_before_config_ids_reads_as_null(store_url: str) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0004")
+        old = eval_record(_doc(), SHA).model_dump(exclude={"config_id"})
+        conn.execute(EVALS.insert(), [old])  # the row as revision 0004 stored it
+    engine.dispose()
+    store = ResultStore(store_url)
+    rerun = _doc().model_copy(update={"metadata": {**META, "run_id": "r2"}})
+    write_evals(store, [eval_record(rerun, "d" * 64)])
+    frame = read_evals(store).set_index("artifact_sha256")
+    assert pd.isna(frame.loc[SHA, "config_id"])
+    assert frame.loc["d" * 64, "config_id"] == config_id(META)
+    store.close()
