@@ -25,6 +25,9 @@ class Sku(FrozenModel):
     id: str = Field(default="", description="Catalog key, e.g. h200 (filled in from the map key).")
     name: str
     vendor: Vendor
+    device_names: tuple[str, ...] = Field(
+        default=(), description="Names the vendor's tool reports for it (nvidia-smi name)."
+    )
     hbm_gb: float = Field(gt=0, description="HBM per GPU in GB (1e9 bytes).")
     hbm_tbps: float = Field(gt=0, description="HBM bandwidth per GPU in TB/s.")
     dense_tflops: dict[str, float] = Field(description="Dense peak TFLOP/s per dtype.")
@@ -95,6 +98,12 @@ class ModelArch(FrozenModel):
     layers: int = Field(gt=0)
     full_attention_layers: int = Field(gt=0, description="Layers that keep a KV cache.")
     hidden_size: int = Field(gt=0)
+    max_context: int | None = Field(
+        default=None,
+        gt=0,
+        description="Native context, tokens (config.json max_position_embeddings); None = "
+        "not recorded (nothing is checked against it).",
+    )
     attention: Attention
     moe: Moe | None = None
     mtp_params_b: float | None = Field(default=None, description="Native MTP head, billions.")

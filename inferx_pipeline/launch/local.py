@@ -8,27 +8,39 @@
       vllm: {path: /opt/vllm/bin/vllm, package: vllm}
     models:                        # the model store (launch/models.py)
       models: {Qwen/Qwen3-0.6B: /data/models/qwen3-0.6b}
+    skus: [h200]                   # what this host serves (default: any)
+    gpus: [0, 1]                   # GPU indices engines may use (default: every one)
 
 The launcher picks a free loopback port, fills ``{port}`` and ``{model}``, and hands the
 spec to the subprocess launcher: readiness is the engine's own health path with the
 spec's deadline, the log is captured, and the group is stopped and reaped on every exit
 path; with a ``ProcessLedger`` it is owned by its run (``ownership.py``). The engine
-version is the installed package's, read with the engine's own Python.
+version is the installed package's, read with the engine's own Python. On an NVIDIA
+host, the GPUs are read with ``nvidia-smi`` before anything starts and must be the
+SKUs the sweep needs (``host_gpus.py``); each server sees its first N usable GPUs
+(``CUDA_VISIBLE_DEVICES``).
 """
 
 from __future__ import annotations
 
 import socket
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 
 from pydantic import Field
 
-from inferx_pipeline.catalog import read_model
+from inferx_pipeline.catalog import Sku, read_model
 from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.base import fill_port
+from inferx_pipeline.launch.host_gpus import (
+    HostGpu,
+    check_sku,
+    probe_nvidia,
+    usable,
+    visible_devices,
+)
 from inferx_pipeline.launch.models import ModelStore, fill_model
 from inferx_pipeline.launch.ownership import ProcessLedger
 from inferx_pipeline.launch.preflight import ImageFacts
@@ -55,6 +67,9 @@ class LocalHost(FrozenModel):
     skus: tuple[str, ...] = Field(default=("*",), description="SKUs this host serves (* = any).")
     programs: dict[str, Program] = Field(description="argv[0] of the adapters -> executable.")
     models: ModelStore = Field(default_factory=ModelStore)
+    gpus: tuple[int, ...] | None = Field(
+        default=None, description="GPU indices engines may use (None = every one reported)."
+    )
 
     def serves(self, sku: str) -> bool:
         return "*" in self.skus or sku in self.skus
@@ -90,6 +105,20 @@ def load_local_host(path: Path) -> LocalHost:
     return read_model(path, LocalHost, "local host file")
 
 
+def nvidia_gpus(
+    host: LocalHost, skus: Iterable[Sku], probe: Callable[[], Sequence[HostGpu]] = probe_nvidia
+) -> tuple[HostGpu, ...]:
+    """The GPUs engines of ``skus`` may use here, each checked to be every NVIDIA SKU
+    among ``skus`` (LaunchError otherwise); () when none is NVIDIA (no probe runs)."""
+    nvidia = [sku for sku in skus if sku.vendor == "nvidia"]
+    if not nvidia:
+        return ()
+    gpus = usable(probe(), host.gpus)
+    for sku in nvidia:
+        check_sku(gpus, sku, need=1)
+    return gpus
+
+
 def free_port() -> int:
     """A loopback TCP port free now (the engine binds it moments later)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -109,8 +138,10 @@ class LocalLauncher:
         environ: Mapping[str, str] | None = None,
         ledger: ProcessLedger | None = None,
         run_id: str = "",
+        gpus: Sequence[HostGpu] = (),
     ) -> None:
         self.host = host
+        self.gpus = tuple(gpus)
         self._processes = SubprocessLauncher(
             log_dir, grace_s=grace_s, environ=environ, ledger=ledger, run_id=run_id
         )
@@ -120,8 +151,19 @@ class LocalLauncher:
         program = self.host.program(spec.argv[0])
         argv = fill_port((str(program.path), *spec.argv[1:]), port)
         argv = fill_model(argv, self.host.models.location(spec.client.model_name))
-        env = {**self.host.models.env(), **spec.env}
+        env = {**self.host.models.env(), **spec.env, **self._visibility(spec)}
         return spec.model_copy(update={"argv": argv, "port": port, "env": env})
+
+    def _visibility(self, spec: ServerSpec) -> dict[str, str]:
+        if spec.gpus.vendor != "nvidia" or spec.gpus.count == 0:
+            return {}
+        if spec.gpus.count > len(self.gpus):
+            raise LaunchError(
+                f"{spec.name}: needs {spec.gpus.count} GPUs; this host offers {len(self.gpus)} "
+                f"({', '.join(str(g.index) for g in self.gpus) or 'none probed'}); select jobs "
+                "of fewer GPUs or list more in the host file's gpus:"
+            )
+        return {"CUDA_VISIBLE_DEVICES": visible_devices(self.gpus, spec.gpus.count)}
 
     def start(self, spec: ServerSpec) -> SubprocessHandle:
         """Start ``spec`` on a free port; returns before it is healthy (``wait_healthy``)."""

@@ -13,7 +13,7 @@ spreads SKUs over runner-pool hosts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -27,6 +27,7 @@ from inferx_pipeline.launch.base import Launcher
 from inferx_pipeline.launch.docker import DockerLauncher
 from inferx_pipeline.launch.docker_args import DockerOptions
 from inferx_pipeline.launch.docker_probe import DockerProbeRunner
+from inferx_pipeline.launch.host_gpus import HostGpu
 from inferx_pipeline.launch.local import LocalFacts, LocalHost, LocalLauncher
 from inferx_pipeline.launch.models import ModelStore
 from inferx_pipeline.launch.ownership import ProcessLedger
@@ -140,12 +141,16 @@ def local_backend(
     environ: Mapping[str, str] | None = None,
     ledger: ProcessLedger | None = None,
     run_id: str = "",
+    gpus: Sequence[HostGpu] = (),
 ) -> SweepBackend:
-    """Each job's real engine as a process group on this host (``launch/local.py``);
-    ``ledger`` and ``run_id`` as for ``simulator_backend``."""
+    """Each job's real engine as a process group on this host (``launch/local.py``) on
+    ``gpus`` (``nvidia_gpus``); ``ledger`` and ``run_id`` as for ``simulator_backend``."""
     facts = LocalFacts(host)
+    launcher = LocalLauncher(
+        host, log_dir, environ=environ, ledger=ledger, run_id=run_id, gpus=gpus
+    )
     return SweepBackend(
-        launcher=LocalLauncher(host, log_dir, environ=environ, ledger=ledger, run_id=run_id),
+        launcher=launcher,
         specs=with_tokenizer(engine_specs(catalog), host.models),
         vendor_of=_vendor_of(catalog),
         digests=facts,

@@ -23,7 +23,7 @@ from pydantic import Field
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.errors import LaunchError
-from inferx_pipeline.launch.local import load_local_host
+from inferx_pipeline.launch.local import load_local_host, nvidia_gpus
 from inferx_pipeline.launch.ownership import ProcessLedger
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.strict import FrozenModel
@@ -77,8 +77,12 @@ class LauncherChoice(FrozenModel):
         if self.kind == "local":
             path = self.host_file or settings.local_host_file
             host = load_local_host(path)
+            skus = tuple(skus)
             host.require(skus, origin=path)
-            return local_backend(catalog, host, logs, environ=environ, ledger=ledger, run_id=run_id)
+            gpus = nvidia_gpus(host, (catalog.sku(sku) for sku in skus))
+            return local_backend(
+                catalog, host, logs, environ=environ, ledger=ledger, run_id=run_id, gpus=gpus
+            )
         in_docker = (
             self.sim.model_copy(update={"image": self.sim_image}) if self.sim_image else None
         )
