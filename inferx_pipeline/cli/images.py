@@ -9,7 +9,13 @@ import click
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.runs import dagster_home_option
 from inferx_pipeline.defs.execute import local_instance
-from inferx_pipeline.defs.partitions import add_images, images_by_sku, images_name
+from inferx_pipeline.defs.partitions import (
+    add_images,
+    image_key,
+    images_by_sku,
+    images_name,
+    images_of_keys,
+)
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.changelog import read_changelog
 from inferx_pipeline.images.config import load_registry_config
@@ -55,7 +61,8 @@ def add(dagster_home: Path | None, refs: tuple[str, ...]) -> None:
             click.echo(f"{ref}: no recipe runs at this image; not added")
         for sku in skus:
             added = ref in new.get(sku, ())
-            click.echo(f"{ref}: {sku}: {'added' if added else 'already a partition'}")
+            done = f"added as {image_key(ref)}" if added else "already a partition"
+            click.echo(f"{ref}: {sku}: {done}")
     if unrun:
         click.get_current_context().exit(1)
 
@@ -63,19 +70,23 @@ def add(dagster_home: Path | None, refs: tuple[str, ...]) -> None:
 @images.command("list")
 @dagster_home_option
 def list_images(dagster_home: Path | None) -> None:
-    """Every SKU's image partitions and the recipes on it that run at each."""
+    """Every SKU's image partitions (key, reference) and the recipes on it that run at each."""
     settings = Settings()
     jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
     instance = local_instance(dagster_home or settings.dagster_home)
     try:
-        keys = {sku: instance.get_dynamic_partitions(images_name(sku)) for sku in ladders(jobs)}
+        keys = {
+            sku: images_of_keys(instance, sku, instance.get_dynamic_partitions(images_name(sku)))
+            for sku in ladders(jobs)
+        }
     finally:
         instance.dispose()
     for sku, images_of_sku in sorted(keys.items()):
         on_sku = [job for job in jobs if job.sku == sku]
-        for image in sorted(images_of_sku):
+        for key, image in sorted(images_of_sku.items()):
             recipes = sorted({job.recipe_id for job in on_sku if admits(job, image)})
-            click.echo(f"{sku}\t{image}\t{', '.join(recipes) or '(no recipe runs at this image)'}")
+            runs = ", ".join(recipes) or "(no recipe runs at this image)"
+            click.echo(f"{sku}\t{key}\t{image}\t{runs}")
 
 
 @images.command()

@@ -14,7 +14,7 @@ reused).
 """
 
 # No `from __future__ import annotations`: Dagster reads these annotations at run time.
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import dagster as dg
@@ -25,7 +25,6 @@ from inferx_pipeline.defs.cells import cell_metadata, outcomes_by_cell
 from inferx_pipeline.defs.config import SweepConfig, missing_reason, run_tags
 from inferx_pipeline.defs.partitions import (
     add_images,
-    cell_key,
     cells_of,
     images_name,
     sweep_partitions,
@@ -184,7 +183,8 @@ def _measure(
     settings = _settings_for_run(context, project)
     options = config.options(launcher.options())
     _record_how(context, sku, project, launcher, options)
-    cells = cells_of(sku, context.partition_keys)
+    keyed = cells_of(context.instance, sku, context.partition_keys)
+    cells = list(keyed.values())
     _check_images(sku, cells)
     matrix = load_matrix(MatrixRequest(paths=(), selection=Selection(skus=(sku,))), settings)
     jobs = cell_jobs(matrix.jobs, cells)
@@ -211,7 +211,7 @@ def _measure(
             ),
             metadata=shown,
         )
-    _show_cells(context, cells, jobs, report, artifacts)
+    _show_cells(context, keyed, jobs, report, artifacts)
     problems = check_points(report, jobs, policy)
     check = dg.AssetCheckResult(
         check_name=SANITY_CHECK,
@@ -251,15 +251,16 @@ def _check_images(sku: str, cells: Sequence[Cell]) -> None:
 
 def _show_cells(
     context: dg.AssetExecutionContext,
-    cells: Sequence[Cell],
+    keyed: Mapping[dg.MultiPartitionKey, Cell],
     jobs: Sequence[BenchmarkJob],
     report: SweepReport,
     artifacts: ArtifactStore,
 ) -> None:
-    """Give each partition of the run its own cell's metadata."""
-    for cell, outcomes in outcomes_by_cell(cells, jobs, report.outcomes).items():
+    """Give each partition of the run (by the run's own keys) its own cell's metadata."""
+    key_of = {cell: key for key, cell in keyed.items()}
+    for cell, outcomes in outcomes_by_cell(list(key_of), jobs, report.outcomes).items():
         shown = cell_metadata(cell, outcomes, artifacts, context.instance.has_run)
-        context.add_asset_metadata(shown, partition_key=cell_key(cell))
+        context.add_asset_metadata(shown, partition_key=key_of[cell])
 
 
 def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:

@@ -5,8 +5,17 @@ its partitions are ``conc`` (the SKU's concurrencies, from the recipes at load t
 x ``image``. Each SKU has its own set of image partitions (``images_<sku>``), so a
 SKU's asset offers only images added for it: the sensors, ``inferx images add`` and
 the ``sweep_matrix`` asset add an image to the SKUs whose recipes run at it. Keys are
-image references as recipes spell them, built with ``dg.MultiPartitionKey``, never by
-hand (the key string orders dimensions by name).
+built with ``dg.MultiPartitionKey``, never by hand (the key string orders dimensions by
+name).
+
+An image's key is short enough to read in the UI and on plot axes: the last component
+of its repository and its tag, hex runs of 16+ characters cut to 12
+(``vllm-openai:nightly-cd10ed6f9f6b``; ``vllm-openai@sha256-3f2a…`` without a tag).
+Whoever adds a key records key -> reference in the instance's key-value storage
+(``inferx/image-key/<set>/<key>``), where every reader finds it, and a key that already
+names another reference in the set is refused. A key with no record is read as a
+reference itself: keys typed into the UI's "Add a partition", and the full-reference keys
+of instances from before short keys, keep working.
 """
 
 from __future__ import annotations
@@ -17,6 +26,8 @@ from collections.abc import Iterable, Sequence
 
 import dagster as dg
 
+from inferx_pipeline.errors import ImageRefError
+from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.matrix.partitions import Cell, CellRange
 
 CONC = "conc"
@@ -24,6 +35,10 @@ IMAGE = "image"
 # Dagster's tags for a run over a partition range (public tag names of its backfills).
 RANGE_START_TAG = "dagster/asset_partition_range_start"
 RANGE_END_TAG = "dagster/asset_partition_range_end"
+# Hex runs this long (commit SHAs, digests) are cut to SHORT_HEX characters in keys.
+_LONG_HEX = re.compile(r"[0-9a-f]{16,}")
+SHORT_HEX = 12
+KEY_RECORD = "inferx/image-key"
 
 
 def images_name(sku: str) -> str:
@@ -38,17 +53,78 @@ def sweep_partitions(sku: str, ladder: Sequence[int]) -> dg.MultiPartitionsDefin
     return dg.MultiPartitionsDefinition({CONC: concs, IMAGE: images})
 
 
+def image_key(image: str) -> str:
+    """The short partition key of the image reference ``image`` (see the module docstring).
+
+    A string that is no image reference is its own key (the run's check names it).
+    """
+    try:
+        ref = ImageRef.parse(image)
+    except ImageRefError:
+        return image
+    repo = ref.repository.rsplit("/", 1)[-1]
+    if ref.tag is not None:
+        return f"{repo}:{_LONG_HEX.sub(lambda hexes: hexes[0][:SHORT_HEX], ref.tag)}"
+    algorithm, _, hexes = (ref.digest or "").partition(":")
+    return f"{repo}@{algorithm}-{hexes[:SHORT_HEX]}"
+
+
 def cell_key(cell: Cell) -> dg.MultiPartitionKey:
     """The partition key of ``cell`` in its SKU's asset."""
-    return dg.MultiPartitionKey({CONC: str(cell.conc), IMAGE: cell.image})
+    return dg.MultiPartitionKey({CONC: str(cell.conc), IMAGE: image_key(cell.image)})
 
 
-def cells_of(sku: str, keys: Iterable[dg.MultiPartitionKey]) -> list[Cell]:
-    """The cells of ``sku``'s partition keys (as a run's context lists them)."""
-    return [
-        Cell(sku=sku, conc=int(key.keys_by_dimension[CONC]), image=key.keys_by_dimension[IMAGE])
-        for key in keys
-    ]
+def _record(sku: str, key: str) -> str:
+    return f"{KEY_RECORD}/{images_name(sku)}/{key}"
+
+
+def images_of_keys(instance: dg.DagsterInstance, sku: str, keys: Iterable[str]) -> dict[str, str]:
+    """Image key -> reference in ``sku``'s set; a key with no record is its own reference."""
+    wanted = set(keys)
+    found = instance.run_storage.get_cursor_values({_record(sku, key) for key in wanted})
+    return {key: found.get(_record(sku, key), key) for key in wanted}
+
+
+def record_images(instance: dg.DagsterInstance, sku: str, images: Sequence[str]) -> list[str]:
+    """Record each image's key in ``sku``'s set (idempotent); the keys, in ``images`` order.
+
+    Raises ImageRefError, recording nothing, when a key would name two references.
+    """
+    claimed: dict[str, str] = {}
+    for image in images:
+        key = image_key(image)
+        if claimed.setdefault(key, image) != image:
+            _refuse(sku, key, claimed[key], image)
+    known = images_of_keys(instance, sku, claimed)
+    for key, image in claimed.items():
+        if known[key] not in (key, image):  # no record (the key itself), or this image
+            _refuse(sku, key, known[key], image)
+    instance.run_storage.set_cursor_values({_record(sku, k): i for k, i in claimed.items()})
+    return [image_key(image) for image in images]
+
+
+def _refuse(sku: str, key: str, holder: str, image: str) -> None:
+    raise ImageRefError(
+        f"image {image}: its partition key {key!r} in {images_name(sku)} already names "
+        f"{holder}; two images of one SKU need keys that differ in repository name or tag "
+        "(rename the tag, or pin one of them by another tag)"
+    )
+
+
+def cells_of(
+    instance: dg.DagsterInstance, sku: str, keys: Iterable[dg.MultiPartitionKey]
+) -> dict[dg.MultiPartitionKey, Cell]:
+    """The cell of each of ``sku``'s partition keys (as a run's context lists them)."""
+    key_list = list(keys)
+    image_of = images_of_keys(instance, sku, (key.keys_by_dimension[IMAGE] for key in key_list))
+    return {
+        key: Cell(
+            sku=sku,
+            conc=int(key.keys_by_dimension[CONC]),
+            image=image_of[key.keys_by_dimension[IMAGE]],
+        )
+        for key in key_list
+    }
 
 
 def range_tags(cell_range: CellRange) -> dict[str, str]:
@@ -66,20 +142,31 @@ def images_by_sku(cells: Iterable[Cell]) -> dict[str, list[str]]:
 
 
 def add_images(instance: dg.DagsterInstance, cells: Iterable[Cell]) -> dict[str, list[str]]:
-    """Register each cell's image as a partition of its SKU; the new images per SKU."""
+    """Register each cell's image as a partition of its SKU; the new images per SKU.
+
+    Raises ImageRefError (see ``record_images``) before adding any partition of that SKU.
+    """
     new: dict[str, list[str]] = {}
     for sku, images in images_by_sku(cells).items():
+        keys = record_images(instance, sku, images)
         known = set(instance.get_dynamic_partitions(images_name(sku)))
-        fresh = [image for image in images if image not in known]
-        instance.add_dynamic_partitions(images_name(sku), fresh)
+        fresh = [(key, image) for key, image in zip(keys, images, strict=True) if key not in known]
+        instance.add_dynamic_partitions(images_name(sku), [key for key, _ in fresh])
         if fresh:
-            new[sku] = fresh
+            new[sku] = [image for _, image in fresh]
     return new
 
 
-def add_requests(cells: Iterable[Cell]) -> list[dg.AddDynamicPartitionsRequest]:
-    """A sensor's requests adding each cell's image to its SKU's image partitions."""
+def add_requests(
+    instance: dg.DagsterInstance, cells: Iterable[Cell]
+) -> list[dg.AddDynamicPartitionsRequest]:
+    """A sensor's requests adding each cell's image to its SKU's image partitions.
+
+    The keys are recorded on ``instance`` now (harmless if the requests are dropped).
+    """
     return [
-        dg.AddDynamicPartitionsRequest(images_name(sku), sorted(images))
+        dg.AddDynamicPartitionsRequest(
+            images_name(sku), sorted(record_images(instance, sku, images))
+        )
         for sku, images in sorted(images_by_sku(cells).items())
     ]

@@ -124,7 +124,7 @@ def image_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
         return dg.SensorResult(
             run_requests=requests,
             cursor=cursor,
-            dynamic_partitions_requests=add_requests(cells_held),
+            dynamic_partitions_requests=add_requests(context.instance, cells_held),
         )
 
     return new_image_tags
@@ -171,7 +171,9 @@ def curve_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
             tags={"inferx/curves": ",".join(changed)},
         )
         return dg.SensorResult(
-            run_requests=requests, cursor=cursor, dynamic_partitions_requests=add_requests(held)
+            run_requests=requests,
+            cursor=cursor,
+            dynamic_partitions_requests=add_requests(context.instance, held),
         )
 
     return golden_curve_changes
@@ -243,7 +245,9 @@ def git_sensor(ladder_of: Ladders, jobs: Jobs) -> dg.SensorDefinition:
             requests += found
             cells_held += held
         return dg.SensorResult(
-            run_requests=requests, cursor=head, dynamic_partitions_requests=add_requests(cells_held)
+            run_requests=requests,
+            cursor=head,
+            dynamic_partitions_requests=add_requests(context.instance, cells_held),
         )
 
     return merged_recipe_changes

@@ -68,8 +68,10 @@ def test_a_range_run_measures_every_partition_on_one_server(
     assert run is not None and run.tags["inferx/reason"] == "test"
     materialized = instance.get_materialized_partitions(sweep_key("h200"))
     image = cells[0].image
+    key = "vllm-openai:nightly-cd10ed6f9f6b"  # short: the run resolved it to the reference
+    assert image == "vllm/vllm-openai:nightly-cd10ed6f9f6b37a8ace9cf380007e66fe12ec0c3"
     assert materialized == {
-        str(dg.MultiPartitionKey({"conc": str(c.conc), "image": image})) for c in cells
+        str(dg.MultiPartitionKey({"conc": str(c.conc), "image": key})) for c in cells
     }
     check = instance.get_latest_asset_check_evaluation_record(
         dg.AssetCheckKey(sweep_key("h200"), "result_sanity")
@@ -78,6 +80,7 @@ def test_a_range_run_measures_every_partition_on_one_server(
     assert check.evaluation.metadata["server_launches"].value == 1  # one server, eight concs
     conc8 = _cell_metadata(instance, cells[3])
     assert conc8["jobs"].value == 1 and conc8["reused"].value is False
+    assert conc8["image"].value == image  # the full reference
     assert conc8["tok/s/GPU"].value > 0 and conc8["simulated"].value is True
     assert "server_launches" not in conc8 and "wall_s" not in conc8  # the cell's, not the run's
     table = conc8["per_job"].value
@@ -88,8 +91,8 @@ def test_a_range_run_measures_every_partition_on_one_server(
     assert row.data["tok/s/GPU"] == conc8["tok/s/GPU"].value
     manifests = list(ArtifactStore(project.settings.artifacts_dir).all_attempts())
     assert len(manifests) == 8 and {m.run_id for m in manifests} == {runs[0].run_id}
-    assert image in instance.get_dynamic_partitions("images_h200")
-    assert image not in instance.get_dynamic_partitions("images_mi325x")
+    assert key in instance.get_dynamic_partitions("images_h200")
+    assert key not in instance.get_dynamic_partitions("images_mi325x")
     # The same partitions again: every point is reused, nothing is measured twice.
     again = run_cells_in_process(defs, instance, cells, ladder, reason="test")
     assert again[0].counts == {"reused": 8}

@@ -50,7 +50,7 @@ def test_backfill_runs_each_image_the_recipe_runs_at(project: Project) -> None:
     done = CliRunner().invoke(cli, args)
     assert done.exit_code == 0, done.output
     keys = _materialized(project)
-    assert len(keys) == 8 and all(k.endswith("|vllm/vllm-openai:nightly-old1") for k in keys)
+    assert len(keys) == 8 and all(k.endswith("|vllm-openai:nightly-old1") for k in keys)
     instance = local_instance(project.settings.dagster_home)
     try:
         runs = instance.get_runs(dg.RunsFilter(tags={"inferx/reason": "backfill"}))
@@ -63,14 +63,14 @@ def test_images_add_and_list(project: Project) -> None:
     bad = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:bad tag"])
     assert bad.exit_code == 2 and "Error: " in bad.output
     first = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:nightly-new"])
-    assert first.output == "vllm/vllm-openai:nightly-new: h200: added\n"
+    assert first.output == "vllm/vllm-openai:nightly-new: h200: added as vllm-openai:nightly-new\n"
     again = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:nightly-new"])
     assert again.output == "vllm/vllm-openai:nightly-new: h200: already a partition\n"
     unknown = CliRunner().invoke(cli, ["images", "add", "rocm/unknown:1"])
     assert unknown.exit_code == 1
     assert unknown.output == "rocm/unknown:1: no recipe runs at this image; not added\n"
     listed = CliRunner().invoke(cli, ["images", "list"]).output.splitlines()
-    assert listed == [f"h200\tvllm/vllm-openai:nightly-new\t{H200}"]  # an H200 image only
+    assert listed == [f"h200\tvllm-openai:nightly-new\tvllm/vllm-openai:nightly-new\t{H200}"]
 
 
 def test_dagster_pools_sets_each_sku_pool_from_the_runner_pools(project: Project) -> None:

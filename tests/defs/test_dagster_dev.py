@@ -32,7 +32,7 @@ from inferx_pipeline.defs.execute import (
     prepare_instance,
     submit_cells,
 )
-from inferx_pipeline.defs.partitions import add_images
+from inferx_pipeline.defs.partitions import add_images, cell_key, image_key
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
 from inferx_pipeline.matrix.select import Selection
@@ -231,7 +231,7 @@ def _pick(page: Any, dialog: Any, value: str) -> None:
 
 
 def _latest(instance: dg.DagsterInstance, cell: Cell) -> Any:
-    key = str(dg.MultiPartitionKey({"conc": str(cell.conc), "image": cell.image}))
+    key = str(cell_key(cell))
     records = instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=dg.AssetKey(["sweep", cell.sku]), asset_partitions=[key]),
         limit=1,
@@ -277,7 +277,7 @@ def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_pat
         page.get_by_role("button", name="Materialize…").click()
         dialog = page.locator("[role=dialog]").filter(has_text="Partition selection")
         _pick(page, dialog, str(cell.conc))
-        _pick(page, dialog, cell.image)
+        _pick(page, dialog, image_key(cell.image))  # the short key the UI lists
         dialog.get_by_text("Config", exact=True).click()
         dialog.get_by_role("button", name="Add config").click()
         editor = page.locator("[role=dialog]").filter(has_text="Config Editor")
@@ -289,6 +289,7 @@ def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_pat
         fresh = _wait_for_new(dev, cell, before.storage_id)
         shown = fresh.asset_materialization.metadata
         assert shown["reused"].value is False and shown["tok/s/GPU"].value > 0
+        assert shown["image"].value == cell.image  # the key resolved to the full reference
         _asset_page(page, dev.server.url, "h200")
         page.get_by_text("tok/s/GPU").first.wait_for(timeout=UI_TIMEOUT_MS)
         page.screenshot(path=str(tmp_path / "2-measured.png"), full_page=True)

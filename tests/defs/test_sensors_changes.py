@@ -14,7 +14,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
+from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG, images_of_keys
 from inferx_pipeline.defs.resources import RecipeRepoResource
 from inferx_pipeline.images.config import RegistryConfig, RegistryHost
 from inferx_pipeline.images.registry import Registries
@@ -68,16 +68,18 @@ def test_a_new_tracked_tag_requests_the_recipes_partitions_once(
     assert len(second.run_requests) == 1
     request = second.run_requests[0]
     assert request.job_name == "sweep_h200"
+    key = "vllm-openai:nightly-sensor1"  # short; recorded with its full reference
     assert (request.tags[RANGE_START_TAG], request.tags[RANGE_END_TAG]) == (
-        f"1|{image}",
-        f"128|{image}",
+        f"1|{key}",
+        f"128|{key}",
     )
+    assert images_of_keys(instance, "h200", [key]) == {key: image}
     assert request.tags["inferx/reason"] == "new-image-tag"
     assert request.tags["inferx/digest"] == nightly
     assert request.run_key == f"image:{image}@{nightly}:h200:{image}:1-128"
     added = second.dynamic_partitions_requests
     assert [(r.partitions_def_name, list(r.partition_keys)) for r in added] == [
-        ("images_h200", [image])
+        ("images_h200", [key])
     ]
     third = tick(defs, "new_image_tags", instance, second.cursor)
     assert third.run_requests == [] and third.cursor == second.cursor
@@ -121,12 +123,8 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
         (r.job_name, r.tags["inferx/commit"], r.tags[RANGE_START_TAG]) for r in second.run_requests
     ]
     assert got == [
-        ("sweep_h200", tuned, f"1|{H200_IMAGE}"),
-        (
-            "sweep_mi325x",
-            rocm,
-            "1|vllm/vllm-openai-rocm:nightly-a8d1aa9c99b8698a2a78b611b7a10c30e6b3995b",
-        ),
+        ("sweep_h200", tuned, "1|vllm-openai:nightly-cd10ed6f9f6b"),
+        ("sweep_mi325x", rocm, "1|vllm-openai-rocm:nightly-a8d1aa9c99b8"),
     ]
     assert all(
         r.run_key and r.run_key.startswith(f"commit:{r.tags['inferx/commit']}:")

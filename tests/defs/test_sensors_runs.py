@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from inferx_pipeline.defs.execute import run_cells_in_process
-from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
+from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG, images_of_keys
 from inferx_pipeline.sweep.retries import RetryLedger
 from tests.defs.conftest import Project, tick, unreachable_docker
 
@@ -38,8 +38,11 @@ def test_a_changed_curve_requests_exactly_its_recipes_partitions(
     assert len(changed.run_requests) == 1
     request = changed.run_requests[0]
     assert request.job_name == "sweep_mi325x"
-    assert request.tags[RANGE_START_TAG] == f"1|{BF16_IMAGE}"
-    assert request.tags[RANGE_END_TAG] == f"128|{BF16_IMAGE}"
+    # Short keys, each recorded with its full reference where the run resolves it.
+    assert request.tags[RANGE_START_TAG] == "1|vllm-openai-rocm:nightly-a8d1aa9c99b8"
+    assert request.tags[RANGE_END_TAG] == "128|vllm-openai-rocm:nightly-a8d1aa9c99b8"
+    key = "vllm-openai-rocm:nightly-a8d1aa9c99b8"
+    assert images_of_keys(instance, "mi325x", [key]) == {key: BF16_IMAGE}
     assert request.tags["inferx/reason"] == "golden-curve-changed"
     assert request.tags["inferx/curves"] == "qwen3.8-27b_mtp"
     again = tick(defs, "golden_curve_changes", instance, changed.cursor)
