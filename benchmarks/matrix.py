@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from inferx_pipeline.catalog import Catalog, load_catalog
+from inferx_pipeline.evals.catalog import load_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry, load_golden
 from inferx_pipeline.matrix.crosscheck import validate_recipes
 from inferx_pipeline.matrix.expand import expand
@@ -54,8 +55,9 @@ def _data(settings: Settings) -> Data:
 
 def _validate(settings: Settings, folder: Path) -> LoadResult:
     catalog, golden, policy, runners = _data(settings)
+    evals = load_eval_catalog(settings.catalog_dir)
     return validate_recipes(
-        [folder], catalog=catalog, golden=golden, policy=policy, runners=runners
+        [folder], catalog=catalog, golden=golden, policy=policy, runners=runners, evals=evals
     )
 
 

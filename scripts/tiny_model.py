@@ -80,6 +80,7 @@ def architecture(family: str) -> dict[str, int]:
         "num_attention_heads": attention["heads"],
         "num_key_value_heads": attention["kv_heads"],
         "head_dim": attention["head_dim"],
+        "max_position_embeddings": entry["max_context"],
     }
 
 
@@ -90,7 +91,6 @@ def _common(dest: Path, family: str) -> dict[str, object]:
     return {
         "vocab_size": len(tokenizer),
         **architecture(family),
-        "max_position_embeddings": 8192,
         "initializer_range": 0.5,
         "eos_token_id": tokenizer.convert_tokens_to_ids("<|im_end|>"),
         "pad_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"),

@@ -10,6 +10,7 @@ import click
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.engines.conformance import ArgvCache, argv_findings, host_parsers
 from inferx_pipeline.errors import InferxError
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.launch.local import load_local_host
 from inferx_pipeline.matrix.crosscheck import validate_recipes
@@ -42,12 +43,13 @@ def _argv_findings(result: LoadResult, settings: Settings, host_file: Path) -> l
     catalog = cached_catalog(settings.catalog_dir)
     golden, runners = load_golden(settings.golden_dir), cached_runners(settings.catalog_dir)
     policies = load_eval_policies(settings.catalog_dir)
+    evals = cached_eval_catalog(settings.catalog_dir)
     jobs = []
     for loaded in result.parsed:
         with contextlib.suppress(InferxError):  # reported by the matrix rule already
             jobs += expand(
                 [loaded], golden=golden, catalog=catalog, evals="all", runners=runners,
-                duplicates="keep", eval_policies=policies,
+                duplicates="keep", eval_policies=policies, eval_catalog=evals,
             )  # fmt: skip
     return argv_findings(result.parsed, jobs, engine_specs(catalog), parsers)
 
@@ -79,6 +81,7 @@ def validate(paths: tuple[Path, ...], host_file: Path | None) -> None:
         golden=load_golden(settings.golden_dir),
         policy=cached_policy(settings.catalog_dir),
         runners=cached_runners(settings.catalog_dir),
+        evals=cached_eval_catalog(settings.catalog_dir),
     )
     host_file = host_file or settings.local_host_file
     if result.parsed and host_file.is_file():

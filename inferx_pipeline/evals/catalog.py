@@ -1,7 +1,8 @@
 """Eval data (``catalog/evals.yaml``): protocol, tasks, per-family task and threshold.
 
 ``EvalCatalog.for_family`` resolves what one model's eval runs: the task, the threshold
-every filter's exact match must reach, and the answer budget, each with its source. The
+every filter's exact match must reach, the answer budget and the context (prompt +
+answer) its server must hold, each with its source. The
 settings an eval server must not carry are the gate's acceptance-length knobs
 (``catalog/gate.yaml`` ``acceptance_knobs``, read on load) plus the other
 synthetic-acceptance settings ``evals.yaml`` lists.
@@ -9,6 +10,7 @@ synthetic-acceptance settings ``evals.yaml`` lists.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -56,6 +58,9 @@ class ModelEval(FrozenModel):
     max_tokens: int | None = Field(
         default=None, alias="max-tokens", gt=0, description="Answer budget; None = protocol's."
     )
+    max_length: int | None = Field(
+        default=None, alias="max-length", gt=0, description="Prompt + answer; None = protocol's."
+    )
     num_fewshot: int | None = Field(
         default=None, alias="num-fewshot", ge=0, description="Few-shot examples; None = task's."
     )
@@ -92,6 +97,7 @@ class ResolvedEval(FrozenModel):
     task: EvalTask
     threshold: float
     max_tokens: int
+    max_length: int = Field(description="Prompt + answer, tokens: the eval server's least context.")
     num_fewshot: int | None = Field(description="Few-shot examples; None = the task's own.")
     source: str = Field(description="Where the threshold comes from.")
 
@@ -127,6 +133,7 @@ class EvalCatalog(FrozenModel):
             task=self.tasks[name],
             threshold=entry.threshold,
             max_tokens=entry.max_tokens or self.protocol.max_tokens,
+            max_length=entry.max_length or self.protocol.max_length,
             num_fewshot=entry.num_fewshot,
             source=entry.source,
         )
@@ -139,3 +146,9 @@ def load_eval_catalog(catalog_dir: Path) -> EvalCatalog:
     knobs = cached_policy(catalog_dir).acceptance_knobs
     banned = catalog.synthetic_acceptance.with_knobs(knobs)
     return catalog.model_copy(update={"synthetic_acceptance": banned})
+
+
+@functools.cache
+def cached_eval_catalog(catalog_dir: Path) -> EvalCatalog:
+    """``load_eval_catalog`` memoized per directory."""
+    return load_eval_catalog(catalog_dir)

@@ -76,7 +76,7 @@ def lm_eval_run(
         "max_retries": protocol.max_retries,
         "timeout": protocol.timeout_s,
         "tokenized_requests": False,
-        "max_length": protocol.max_length,
+        "max_length": resolved.max_length,
         "tokenizer_backend": None,
     }
     gen_kwargs: dict[str, Any] = {

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.matrix import changes
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
@@ -107,6 +108,7 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
             catalog=catalog,
             data=cached_policy(settings.catalog_dir),
             runners=cached_runners(settings.catalog_dir),
+            evals=cached_eval_catalog(settings.catalog_dir),
         )
     policies = load_eval_policies(settings.catalog_dir) if request.evals != "none" else None
     jobs = expand(
@@ -116,6 +118,7 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
         evals=request.evals,
         runners=cached_runners(settings.catalog_dir),
         eval_policies=policies,
+        eval_catalog=cached_eval_catalog(settings.catalog_dir) if policies is not None else None,
         duplicates="keep" if request.allow_duplicates else "error",
     )
     selected = select(jobs, _resolved(request, loaded.recipes, settings))

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import InferxError
+from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.expand import duplicates_of, expand
 from inferx_pipeline.matrix.job import BenchmarkJob
@@ -138,6 +139,7 @@ def validate_recipes(
     golden: GoldenRegistry,
     policy: PolicyData,
     runners: RunnerCatalog,
+    evals: EvalCatalog,
 ) -> LoadResult:
     """``load_recipes``, the final-command rules and ``cross_findings``: all ``inferx validate``
     reports.
@@ -146,7 +148,7 @@ def validate_recipes(
     Raises RecipeSyntaxError only for a path that does not exist.
     """
     result = load_recipes(paths, catalog=catalog, golden=golden, policy=policy)
-    judge_served(result, golden=golden, catalog=catalog, data=policy, runners=runners)
+    judge_served(result, golden=golden, catalog=catalog, data=policy, runners=runners, evals=evals)
     errors = cross_findings(
         result.parsed, result.recipes, golden=golden, catalog=catalog, runners=runners
     )

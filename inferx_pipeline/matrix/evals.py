@@ -4,8 +4,9 @@ Policies live in ``catalog/eval-policy.yaml`` (the file's header explains the ru
 request names an ``EvalMode``: ``none`` (no evals), ``default`` (InferenceX's default
 selection), ``evals-only`` and ``all`` (its ``--evals-only`` and ``--all-evals``). An eval
 job is a copy of its benchmark job with ``run_eval=True``, real acceptance (no synthetic
-AL) and the eval max-num-seqs; it follows its benchmark job in the matrix. In the
-policy's eval-only modes only the eval jobs run (``runnable``).
+AL), the eval max-num-seqs and a context of at least its eval's max-length
+(``catalog/evals.yaml``: prompt + answer); it follows its benchmark job in the matrix. In
+the policy's eval-only modes only the eval jobs run (``runnable``).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from inferx_pipeline.catalog import read_model
+from inferx_pipeline.catalog import Catalog, read_model
 from inferx_pipeline.errors import CatalogError, MatrixError
+from inferx_pipeline.evals.catalog import EVALS_FILE, EvalCatalog
 from inferx_pipeline.matrix.job import BenchmarkJob, resolve_max_num_seqs
 from inferx_pipeline.recipes.scenarios import ScenarioKind
 from inferx_pipeline.strict import FrozenModel
@@ -209,14 +211,41 @@ _PICKS: dict[Pick, Callable[[list[int], list[int]], set[int]]] = {
 }
 
 
-def eval_job(job: BenchmarkJob) -> BenchmarkJob:
-    """The eval twin of benchmark ``job``: run_eval, real acceptance, eval max-num-seqs."""
+def eval_max_model_len(job: BenchmarkJob, evals: EvalCatalog, catalog: Catalog) -> int | None:
+    """The context, tokens, an eval of benchmark ``job`` is served with: the job's raised to
+    its family's eval max-length (``catalog/evals.yaml``), never lowered; None (the engine's
+    own: the model's native context) stays None.
+
+    MatrixError when the model's native context (``catalog/models.yaml`` max_context) is
+    below that max-length: capping it would score another protocol than the data says.
+    """
+    family = job.model.family
+    needed = evals.for_family(family).max_length
+    arch = catalog.models.get(family)
+    native = arch.max_context if arch is not None else None
+    if native is not None and native < needed:
+        where = f"models.{family}.max-length" if family in evals.models else "protocol.max-length"
+        raise MatrixError(
+            f"{job.job_id}: an eval needs a context of {needed} tokens (catalog/{EVALS_FILE} "
+            f"{where}), but {family} serves at most {native} (catalog/models.yaml "
+            f"models.{family}.max_context); set catalog/{EVALS_FILE} "
+            f"models.{family}.max-length to at most {native}"
+        )
+    if job.max_model_len is None:
+        return None
+    return max(job.max_model_len, needed)
+
+
+def eval_job(job: BenchmarkJob, *, evals: EvalCatalog, catalog: Catalog) -> BenchmarkJob:
+    """The eval twin of benchmark ``job``: run_eval, real acceptance, eval max-num-seqs,
+    and the eval's context (``eval_max_model_len``; MatrixError when the model lacks it)."""
     spec = job.spec
     acceptance = "none" if spec.method == "none" else "real"
     return job.evolve(
         run_eval=True,
         spec=spec.model_copy(update={"acceptance": acceptance, "target_al": None}),
         max_num_seqs=resolve_max_num_seqs(job.engine.max_num_seqs_rule, job.conc, is_eval=True),
+        max_model_len=eval_max_model_len(job, evals, catalog),
     )
 
 
@@ -225,6 +254,9 @@ def with_evals(
     policies: EvalPolicies,
     recipe_policies: Mapping[str, str | None],
     mode: SelectingMode,
+    *,
+    evals: EvalCatalog,
+    catalog: Catalog,
 ) -> list[BenchmarkJob]:
     """``jobs`` with each job selected in ``mode`` followed by its eval twin."""
     picked = eval_picks(jobs, policies, recipe_policies, mode)
@@ -232,7 +264,7 @@ def with_evals(
     for index, job in enumerate(jobs):
         out.append(job)
         if index in picked:
-            out.append(eval_job(job))
+            out.append(eval_job(job, evals=evals, catalog=catalog))
     return out
 
 

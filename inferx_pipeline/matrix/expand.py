@@ -16,6 +16,7 @@ from typing import Literal, Protocol
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError, MatrixError
+from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry, ThinkingMode
 from inferx_pipeline.matrix import naming
 from inferx_pipeline.matrix.evals import EvalMode, EvalPolicies, with_evals
@@ -29,6 +30,7 @@ from inferx_pipeline.matrix.job import (
     JobWorkers,
     MaxNumSeqsRuleJob,
     resolve_max_num_seqs,
+    throughput_max_model_len,
 )
 from inferx_pipeline.matrix.runners import RunnerCatalog
 from inferx_pipeline.recipes.policy.thinking import served_thinking
@@ -39,9 +41,6 @@ from inferx_pipeline.recipes.scenarios import (
     SingleNodeRow,
 )
 from inferx_pipeline.recipes.schema import MaxNumSeqsRule, Recipe
-
-# InferenceX's headroom over isl + osl for --max-model-len (fixed-seq-len).
-MAX_MODEL_LEN_HEADROOM = 256
 
 Duplicates = Literal["error", "keep"]
 
@@ -73,12 +72,14 @@ def expand(
     evals: EvalMode = "none",
     runners: RunnerCatalog | None = None,
     eval_policies: EvalPolicies | None = None,
+    eval_catalog: EvalCatalog | None = None,
     duplicates: Duplicates = "error",
 ) -> list[BenchmarkJob]:
     """Every benchmark job of ``recipes`` (plus the eval jobs of mode ``evals``), in order.
 
     ``runners`` supplies runner-label facts for agentic ``kv-offloading: dram`` arms;
-    ``eval_policies`` the eval selection (required unless ``evals`` is ``none``). Identical
+    ``eval_policies`` the eval selection and ``eval_catalog`` each eval's context (both
+    required unless ``evals`` is ``none``). Identical
     jobs (same fingerprint and concurrency) are a MatrixError naming both jobs' recipes, unless
     ``duplicates="keep"`` (InferenceX parity: its configs hold a few such rows).
     Raises GoldenCurveError for an unresolvable synthetic AL, MatrixError otherwise.
@@ -90,11 +91,14 @@ def expand(
         recipe, path = (item, "") if isinstance(item, Recipe) else (item.recipe, str(item.source))
         jobs.extend(_recipe_jobs(recipe, path, ctx))
     if evals != "none":
-        if eval_policies is None:
+        if eval_policies is None or eval_catalog is None:
             raise MatrixError(
-                f"expand(evals={evals!r}) needs eval_policies (catalog/eval-policy.yaml)"
+                f"expand(evals={evals!r}) needs eval_policies (catalog/eval-policy.yaml) "
+                "and eval_catalog (catalog/evals.yaml)"
             )
-        jobs = with_evals(jobs, eval_policies, _eval_policies(recipes), evals)
+        jobs = with_evals(
+            jobs, eval_policies, _eval_policies(recipes), evals, evals=eval_catalog, catalog=catalog
+        )
     if duplicates == "error":
         check_unique(jobs)
     return jobs
@@ -234,7 +238,7 @@ def _workload(rp: _RowParts, ctx: _Context) -> dict[str, object]:
         return {
             "isl": block.isl,
             "osl": block.osl,
-            "max_model_len": block.isl + block.osl + MAX_MODEL_LEN_HEADROOM,
+            "max_model_len": throughput_max_model_len(block.isl, block.osl),
             "trace": None,
             "duration_s": None,
             "kv_offloading": None,

@@ -32,7 +32,8 @@ Speculative decoding
     resolved from the curve for synthetic acceptance; None otherwise), ``options``.
 Workload
     ``scenario`` (fixed-seq-len | agentic-coding); fixed: ``isl``, ``osl``,
-    ``max_model_len = isl + osl + 256``; agentic: ``trace``, ``duration_s``,
+    ``max_model_len = isl + osl + 256`` (an eval job's: raised to its eval's max-length,
+    ``matrix/evals.py``); agentic: ``trace``, ``duration_s``,
     ``kv_offloading`` (none | dram), ``kv_offload_backend``, ``dram_utilization``,
     ``total_cpu_dram_gb`` (InferenceX's budget formula; 0 without DRAM offload).
 Topology
@@ -70,6 +71,16 @@ ArgValue = str | int | float | bool | list[str | int | float] | None
 _NOT_FINGERPRINTED: frozenset[str] = frozenset(
     {"recipe_id", "recipe_path", "conc", "max_num_seqs", "exp_name", "label", "image_track"}
 )
+# InferenceX's headroom over isl + osl for --max-model-len (fixed-seq-len).
+MAX_MODEL_LEN_HEADROOM = 256
+
+
+def throughput_max_model_len(isl: int | None, osl: int | None) -> int | None:
+    """A throughput server's context, tokens: isl + osl + 256 (fixed-seq-len, as InferenceX
+    runs it); None (agentic: the engine's own, the model's native context) otherwise."""
+    if isl is None or osl is None:
+        return None
+    return isl + osl + MAX_MODEL_LEN_HEADROOM
 
 
 class JobModel(FrozenModel):
@@ -181,7 +192,10 @@ class BenchmarkJob(FrozenModel):
     scenario: ScenarioKind
     isl: int | None = Field(description="Input tokens (fixed-seq-len).")
     osl: int | None = Field(description="Output tokens (fixed-seq-len).")
-    max_model_len: int | None = Field(description="isl + osl + 256 (fixed-seq-len); else None.")
+    max_model_len: int | None = Field(
+        description="isl + osl + 256 (fixed-seq-len; eval jobs: at least the eval's "
+        "max-length); None = the engine's own."
+    )
     trace: str | None = Field(description="Agentic trace; None = the client's default.")
     duration_s: int | None = Field(description="Agentic replay duration per point, seconds.")
     kv_offloading: Literal["none", "dram"] | None = Field(description="Agentic KV offload arm.")

@@ -1,10 +1,11 @@
 """Every job's final server command, for the rules that judge what will run.
 
 ``served_commands(loaded, ...)`` expands one recipe, adds the eval twin of every job
-(any job may be picked for an eval by some mode), and builds each job's ``ServerSpec``
-through its engine adapter, exactly as a launcher would receive it. Multinode jobs have
-no single-node server yet and are left out; an adapter that refuses a job (LaunchError)
-is a finding, since the launcher would refuse it too.
+(any job may be picked for an eval by some mode; none for a recipe with ``eval.mode:
+never``), and builds each job's ``ServerSpec`` through its engine adapter, exactly as a
+launcher would receive it. Multinode jobs have no single-node server yet and are left
+out; an adapter that refuses a job (LaunchError), or an eval twin the model cannot serve
+(MatrixError: its context), is a finding, since the launcher would refuse it too.
 
 ``served_findings(parsed, ...)`` runs the final-command rules (``policy.check_served``)
 on every recipe and returns their findings; ``judge_served(result, ...)`` adds them to a
@@ -18,7 +19,8 @@ from collections.abc import Iterable
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.base import adapter_for
-from inferx_pipeline.errors import InferxError, LaunchError
+from inferx_pipeline.errors import InferxError, LaunchError, MatrixError
+from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.expand import expand
@@ -49,6 +51,7 @@ def _served(job: BenchmarkJob, catalog: Catalog, row: FieldPath) -> Served:
         image=spec.image,
         argv=spec.argv,
         env=dict(spec.env),
+        max_model_len=job.max_model_len,
         row=row,
         speculative=job.spec.method != "none",
         draft_tokens=job.spec.draft_tokens,
@@ -56,23 +59,31 @@ def _served(job: BenchmarkJob, catalog: Catalog, row: FieldPath) -> Served:
 
 
 def served_commands(
-    loaded: LoadedRecipe, *, golden: GoldenRegistry, catalog: Catalog, runners: RunnerCatalog
+    loaded: LoadedRecipe,
+    *,
+    golden: GoldenRegistry,
+    catalog: Catalog,
+    runners: RunnerCatalog,
+    evals: EvalCatalog,
 ) -> tuple[list[Served], list[str]]:
-    """(final commands of every single-node job and its eval twin, adapter refusals).
+    """(final commands of every single-node job and its eval twin, refusals).
 
-    Raises InferxError when the recipe does not expand (reported by rule ``matrix``).
+    ``evals`` gives each eval twin its context. Raises InferxError when the recipe does
+    not expand (reported by rule ``matrix``).
     """
     jobs = expand([loaded], golden=golden, catalog=catalog, runners=runners, duplicates="keep")
+    evaluated = loaded.recipe.eval.mode != "never"
     out: list[Served] = []
     refused: list[str] = []
     for job, row in zip(jobs, _row_paths(loaded), strict=False):
         if job.parallel is None or job.sku not in catalog.skus:
             continue
-        for variant in (job, eval_job(job)):
-            try:
-                out.append(_served(variant, catalog, row))
-            except LaunchError as err:
-                refused.append(str(err))
+        try:
+            out.append(_served(job, catalog, row))
+            if evaluated:
+                out.append(_served(eval_job(job, evals=evals, catalog=catalog), catalog, row))
+        except (LaunchError, MatrixError) as err:
+            refused.append(str(err))
     # Adapters name the job first ("<job id>: why"): one refusal per reason, not per job.
     by_reason = {message.partition(": ")[2] or message: message for message in refused}
     return out, list(by_reason.values())
@@ -85,13 +96,14 @@ def served_findings(
     catalog: Catalog,
     data: PolicyData,
     runners: RunnerCatalog,
+    evals: EvalCatalog,
 ) -> list[Finding]:
     """Findings of the final-command rules on every recipe of ``parsed``."""
     found: list[Finding] = []
     for loaded in parsed:
         try:
             served, refused = served_commands(
-                loaded, golden=golden, catalog=catalog, runners=runners
+                loaded, golden=golden, catalog=catalog, runners=runners, evals=evals
             )
         except InferxError:
             continue  # rule ``matrix`` reports recipes that do not expand
@@ -109,10 +121,11 @@ def judge_served(
     catalog: Catalog,
     data: PolicyData,
     runners: RunnerCatalog,
+    evals: EvalCatalog,
 ) -> None:
     """Add the final-command findings of ``result.parsed`` to ``result`` (in place)."""
     found = served_findings(
-        result.parsed, golden=golden, catalog=catalog, data=data, runners=runners
+        result.parsed, golden=golden, catalog=catalog, data=data, runners=runners, evals=evals
     )
     seen = {(f.recipe, f.field, f.rule) for f in result.errors}
     errors = [f for f in found if f.is_error and (f.recipe, f.field, f.rule) not in seen]
@@ -127,7 +140,7 @@ def _refusal(loaded: LoadedRecipe, message: str) -> Finding:
     return Finding(
         severity="error",
         rule="matrix",
-        message=f"got a job the engine adapter refuses: {message}",
+        message=f"got a job that cannot be served: {message}",
         location=location,
         field="engine",
         chain=loaded.chain_to(location),

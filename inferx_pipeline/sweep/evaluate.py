@@ -24,7 +24,7 @@ from inferx_pipeline.evals.verification import check_real_verification
 from inferx_pipeline.launch.base import ServerHandle
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
-from inferx_pipeline.sweep.groups import throughput_key
+from inferx_pipeline.sweep.groups import twin_key
 
 DEFAULT_TIMEOUT_S = 4 * 3600.0
 # Metadata key: the throughput server identity the score judges (the gate marks its rows).
@@ -69,7 +69,7 @@ def score_point(
     harness fails or runs past ``setup.timeout_s``.
     """
     check_server(job, handle.spec, setup)
-    metadata = {**metadata, SERVER_FINGERPRINT: throughput_key(job)}
+    metadata = {**metadata, SERVER_FINGERPRINT: twin_key(job)}
     with tempfile.TemporaryDirectory(prefix="inferx-eval-") as scratch:
         run = lm_eval_run(
             job,

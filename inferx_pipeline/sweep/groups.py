@@ -8,7 +8,9 @@ Eval jobs run after the throughput points of the same server identity, on that s
 an eval job whose fingerprint, read as a throughput job, is a group's server key (the
 same engine, arguments, acceptance and context) joins that group when the group's batch
 limit admits the eval's concurrency. Other eval jobs (a throughput twin with synthetic
-acceptance, or none selected: eval-only sweeps) form groups of their own.
+acceptance or a smaller context than the eval's max-length, or none selected: eval-only
+sweeps) form groups of their own. ``twin_key`` is the configuration an eval judges: its
+throughput twin's server identity, whichever server the eval ran on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inferx_pipeline.errors import MatrixError
-from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.job import BenchmarkJob, throughput_max_model_len
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,15 @@ class ServerGroup:
 def throughput_key(job: BenchmarkJob) -> str:
     """The server identity of ``job`` read as a throughput job (an eval job's twin's key)."""
     return job.evolve(run_eval=False).server_key if job.run_eval else job.server_key
+
+
+def twin_key(job: BenchmarkJob) -> str:
+    """The server identity of eval ``job``'s throughput twin (its context as the matrix
+    gave the twin, before the eval raised it); a throughput job's own key."""
+    if not job.run_eval:
+        return job.server_key
+    twin = job.evolve(run_eval=False, max_model_len=throughput_max_model_len(job.isl, job.osl))
+    return twin.server_key
 
 
 def group_jobs(jobs: Iterable[BenchmarkJob]) -> list[ServerGroup]:

@@ -32,8 +32,9 @@ def test_a_score_below_threshold_fails_the_check_with_score_and_threshold(
 ) -> None:
     settings = project.settings
     request = MatrixRequest(paths=(), selection=Selection(recipes=(BF16_RECIPE,)))
-    job = eval_job(build_matrix(request, settings)[0])
     evals = load_eval_catalog(settings.catalog_dir)
+    catalog = cached_catalog(settings.catalog_dir)
+    job = eval_job(build_matrix(request, settings)[0], evals=evals, catalog=catalog)
     setup = EvalSetup(evals, FakeHarness(0.25), Path(sys.executable), settings.state / "hf")
     backend = simulator_backend(
         cached_catalog(settings.catalog_dir), settings.state / "logs", FAST_SIM

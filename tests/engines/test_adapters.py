@@ -12,6 +12,7 @@ from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.engines.adapter import render_args
 from inferx_pipeline.engines.base import ADAPTERS, adapter_for
 from inferx_pipeline.errors import LaunchError
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry, load_golden
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.expand import expand
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CATALOG: Catalog = cached_catalog(ROOT / "catalog")
 GOLDEN: GoldenRegistry = load_golden(ROOT / "golden_al_distribution")
 RUNNERS = cached_runners(ROOT / "catalog")
+EVALS = cached_eval_catalog(ROOT / "catalog")
 
 
 def _job(framework: str, image: str, row: dict[str, Any], **over: Any) -> BenchmarkJob:
@@ -100,7 +102,8 @@ def test_vllm_synthetic_speculative_config() -> None:
 
 
 def test_vllm_eval_job_has_no_synthetic_acceptance() -> None:
-    job = eval_job(_job("vllm", "vllm/vllm-openai:v1", {"tp": 8, "conc-list": [16]}))
+    job = _job("vllm", "vllm/vllm-openai:v1", {"tp": 8, "conc-list": [16]})
+    job = eval_job(job, evals=EVALS, catalog=CATALOG)
     argv = list(adapter_for(job).server_spec(job, sku=CATALOG.sku("mi300x")).argv)
     config = json.loads(argv[argv.index("--speculative-config") + 1])
     assert "rejection_sample_method" not in config and "synthetic_acceptance_length" not in config
@@ -135,7 +138,7 @@ def test_sglang_synthetic_env_and_eval() -> None:
         "--hicache-size",
         str(job.total_cpu_dram_gb // 8),
     ]
-    evaluated = eval_job(job)
+    evaluated = eval_job(job, evals=EVALS, catalog=CATALOG)
     assert adapter_for(evaluated).server_spec(evaluated, sku=CATALOG.sku("mi300x")).env == {
         "A": "1"
     }

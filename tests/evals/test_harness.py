@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.evals.harness import run_harness
 from inferx_pipeline.evals.invocation import lm_eval_run
@@ -22,11 +23,12 @@ HARNESS_TIMEOUT_S = 600.0
 def test_lm_eval_scores_the_shipped_task_on_a_served_endpoint(
     tmp_path: Path,
     evals: EvalCatalog,
+    catalog: Catalog,
     spec_of: Callable[[BenchmarkJob], ServerSpec],
     lm_eval_python: Path,
     served_tiny: str,
 ) -> None:
-    job = eval_job(recipe_jobs(TINY, "none")[-1])
+    job = eval_job(recipe_jobs(TINY, "none")[-1], evals=evals, catalog=catalog)
     spec = spec_of(job)
     check_real_verification(job, spec, evals.synthetic_acceptance)
     run = lm_eval_run(

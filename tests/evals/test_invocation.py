@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.evals.catalog import DATA_DIR, EvalCatalog
 from inferx_pipeline.evals.invocation import lm_eval_run
 from inferx_pipeline.launch.spec import ServerSpec
@@ -68,9 +69,12 @@ def test_a_chat_endpoint_gets_the_chat_template_and_the_served_thinking_mode(
 
 
 def test_the_tiny_model_runs_the_shipped_task_on_its_completions_endpoint(
-    tmp_path: Path, evals: EvalCatalog, spec_of: Callable[[BenchmarkJob], ServerSpec]
+    tmp_path: Path,
+    evals: EvalCatalog,
+    catalog: Catalog,
+    spec_of: Callable[[BenchmarkJob], ServerSpec],
 ) -> None:
-    job = eval_job(recipe_jobs(TINY, "none")[-1])
+    job = eval_job(recipe_jobs(TINY, "none")[-1], evals=evals, catalog=catalog)
     run = lm_eval_run(
         job,
         spec_of(job),

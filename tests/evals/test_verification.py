@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import EvalError
 from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.evals.verification import check_real_verification, synthetic_settings
@@ -41,7 +42,7 @@ def test_the_throughput_servers_it_replaces_do_not(spec_of: SpecOf, evals: EvalC
 
 
 def test_a_throughput_job_or_a_synthetic_spec_is_refused(
-    spec_of: SpecOf, evals: EvalCatalog
+    spec_of: SpecOf, evals: EvalCatalog, catalog: Catalog
 ) -> None:
     banned = evals.synthetic_acceptance
     job = recipe_jobs(SGLANG_SYNTHETIC, "none")[0]
@@ -50,7 +51,7 @@ def test_a_throughput_job_or_a_synthetic_spec_is_refused(
     synthetic_twin = job.evolve(run_eval=True)  # an eval job left with its golden AL
     with pytest.raises(EvalError, match=r"synthetic acceptance \(target AL 3\.\d+\)"):
         check_real_verification(synthetic_twin, spec_of(job), banned)
-    twin = eval_job(job)
+    twin = eval_job(job, evals=evals, catalog=catalog)
     injected = spec_of(twin).model_copy(update={"env": {"SGLANG_SIMULATE_ACC_LEN": "3"}})
     with pytest.raises(
         EvalError, match=r"command carries synthetic acceptance: SGLANG_SIMULATE_ACC_LEN;"

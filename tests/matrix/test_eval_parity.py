@@ -16,6 +16,7 @@ from click.testing import CliRunner
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies
@@ -91,6 +92,7 @@ def test_in_memory_rows_in_generator_order(
         runners=runners,
         evals=mode,
         eval_policies=policies,
+        eval_catalog=cached_eval_catalog(ROOT / "catalog"),
         duplicates="keep",
     )
     rows = inferencex_rows(jobs, evals=mode, eval_only=policies.eval_only(mode))

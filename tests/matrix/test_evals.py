@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
 from inferx_pipeline.matrix.expand import expand
@@ -21,12 +22,20 @@ from inferx_pipeline.recipes.schema import Recipe
 from tests.paths import ROOT
 
 POLICIES = load_eval_policies(ROOT / "catalog")
+EVALS = cached_eval_catalog(ROOT / "catalog")
 
 
 def _expand(
     recipes: list[Recipe], golden: GoldenRegistry, catalog: Catalog, mode: EvalMode = "default"
 ) -> list[BenchmarkJob]:
-    return expand(recipes, golden=golden, catalog=catalog, evals=mode, eval_policies=POLICIES)
+    return expand(
+        recipes,
+        golden=golden,
+        catalog=catalog,
+        evals=mode,
+        eval_policies=POLICIES,
+        eval_catalog=EVALS,
+    )
 
 
 def test_median_and_max_of_the_group(

@@ -22,6 +22,7 @@ from click.testing import CliRunner
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.crosscheck import validate_recipes
 from inferx_pipeline.matrix.runners import RunnerCatalog, cached_runners
@@ -34,6 +35,7 @@ from inferx_pipeline.recipes.policy.data import PolicyData
 from .conftest import LIMITS, ROOT
 
 GATE = Path("tests/fixtures/gate")
+EVALS = cached_eval_catalog(ROOT / "catalog")
 # Budgets are CPU seconds of this process (time.process_time): on a shared machine the
 # wall clock measures the neighbours, not the gate.
 FILES = sorted(p.name for p in (ROOT / GATE).glob("*.yaml"))
@@ -57,7 +59,12 @@ def validate(
 
     def _validate(*paths: str | Path) -> LoadResult:
         return validate_recipes(
-            [Path(p) for p in paths], catalog=catalog, golden=golden, policy=policy, runners=runners
+            [Path(p) for p in paths],
+            catalog=catalog,
+            golden=golden,
+            policy=policy,
+            runners=runners,
+            evals=EVALS,
         )
 
     return _validate
@@ -289,7 +296,9 @@ def test_eval_twins_are_judged(
     # The adapter writes the options into every --speculative-config: throughput jobs get
     # the golden AL over them, eval twins keep the hand-typed one.
     loaded = load(GATE / "acceptance-options-q8m.yaml").parsed[0]
-    served, refused = served_commands(loaded, golden=golden, catalog=catalog, runners=runners)
+    served, refused = served_commands(
+        loaded, golden=golden, catalog=catalog, runners=runners, evals=EVALS
+    )
     assert refused == [] and len(served) == 16 and sum(s.is_eval for s in served) == 8
     found = check_served(
         loaded.recipe, served, catalog=catalog, golden=golden, data=policy, where=loaded

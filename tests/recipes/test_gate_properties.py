@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.crosscheck import validate_recipes
 from inferx_pipeline.matrix.runners import cached_runners
@@ -58,7 +59,12 @@ def _judge(catalog: Catalog, golden: GoldenRegistry, policy: PolicyData) -> Judg
             path = Path(tmp) / "r.yaml"
             path.write_text(yaml.safe_dump(doc))
             result = validate_recipes(
-                [path], catalog=catalog, golden=golden, policy=policy, runners=runners
+                [path],
+                catalog=catalog,
+                golden=golden,
+                policy=policy,
+                runners=runners,
+                evals=cached_eval_catalog(ROOT / "catalog"),
             )
         assert all("\n" not in str(f) and "\x00" not in str(f) for f in result.errors)
         return {e.rule for e in result.errors}

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.evals.catalog import load_eval_catalog
 from inferx_pipeline.evals.fake import FakeHarness
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.pipeline import ingest_evals
@@ -42,9 +43,10 @@ from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.status import SweepPolicy
 from tests.sweep.conftest import FAST, sim_backend
 
-# Default evals: c32 and c64 evaluated; no speculative decoding, so each eval job's server
-# identity is its throughput twin's.
-SHARED = "dsr1-fp8-mi300x-sglang"
+# Default evals: c32 and c64 evaluated; no speculative decoding, but GSM8K needs a 16,384-token
+# context (catalog/evals.yaml) where the 8k/1k points serve 9,472: the evals get a server of
+# their own, and are judged as their throughput twin's configuration.
+RAISED = "dsr1-fp8-mi300x-sglang"
 # Agentic MTP at the golden AL: its eval twins verify for real, on servers of their own.
 SYNTHETIC = "minimaxm3-fp8-mi325x-vllm-agentic-mtp"
 
@@ -68,11 +70,23 @@ def _sweep(
                      evals=evals)  # fmt: skip
 
 
-def test_evals_join_their_throughput_twins_server_unless_acceptance_differs() -> None:
-    shared = _jobs(SHARED, "default")
-    groups = group_jobs(shared)
-    assert len(groups) == 1 and groups[0].concurrencies == (4, 8, 16, 32, 64, 32, 64)
-    assert groups[0].spec_job.job_id.endswith("/c64") and len(groups[0].evals) == 2
+def _shared_pair() -> list[BenchmarkJob]:
+    """RAISED's c64 point and its eval twin under a protocol whose max-length (8,192) fits
+    the point's context: the eval's server is the point's."""
+    settings = Settings()
+    point = _jobs(RAISED, "none")[-1]
+    evals = load_eval_catalog(settings.catalog_dir)
+    fitting = evals.protocol.model_copy(update={"max_length": 8192})
+    evals = evals.model_copy(update={"protocol": fitting})
+    return [point, eval_job(point, evals=evals, catalog=cached_catalog(settings.catalog_dir))]
+
+
+def test_evals_join_their_twins_server_unless_acceptance_or_context_differs() -> None:
+    (shared,) = group_jobs(_shared_pair())
+    assert len(shared.points) == 1 and len(shared.evals) == 1
+    raised = group_jobs(_jobs(RAISED, "default"))
+    assert [g.concurrencies for g in raised] == [(4, 8, 16, 32, 64), (32, 64)]
+    assert raised[1].spec_job.max_model_len == 16384 and len(raised[1].evals) == 2
     synthetic = _jobs(SYNTHETIC, "default") + _jobs(SYNTHETIC, "evals-only")
     alone = [g for g in group_jobs(synthetic) if g.evals]
     assert [(len(g.points), len(g.evals), g.name.endswith("/eval")) for g in alone] == [
@@ -83,10 +97,10 @@ def test_evals_join_their_throughput_twins_server_unless_acceptance_differs() ->
 def test_an_eval_runs_after_the_points_on_the_same_server_and_is_stored(
     catalog: Catalog, store: ArtifactStore, policy: SweepPolicy, tmp_path: Path
 ) -> None:
-    jobs = [j for j in _jobs(SHARED, "default") if j.conc == 64]  # c64 and its eval twin
+    jobs = [j for j in _jobs(RAISED, "default") if j.conc == 64]  # c64 and its eval twin
     harness = FakeHarness(0.25)
     report = _sweep(jobs, catalog, store, policy, tmp_path, _setup(harness, tmp_path))
-    assert report.counts() == {"ok": 2} and report.server_launches == 1
+    assert report.counts() == {"ok": 2} and report.server_launches == 2  # the eval's context
     point, evaluated = report.outcomes
     assert evaluated.eval is not None and evaluated.result is None
     scored = evaluated.eval
@@ -119,17 +133,27 @@ def test_an_eval_runs_after_the_points_on_the_same_server_and_is_stored(
         [row] = read_evals(results).to_dict("records")
     finally:
         results.close()
-    assert row["server_fingerprint"] == jobs[0].fingerprint  # the throughput twin's server
+    assert row["server_fingerprint"] == jobs[0].fingerprint  # the throughput twin's identity
     assert (row["fingerprint"], row["exact_match"], row["passed"]) == (
         jobs[1].fingerprint, 0.25, False,
     )  # fmt: skip
     assert row["samples_sha256"] == manifest.artifacts[EVAL_SAMPLES]
 
 
+def test_an_eval_that_fits_runs_after_the_point_on_its_server(
+    catalog: Catalog, store: ArtifactStore, policy: SweepPolicy, tmp_path: Path
+) -> None:
+    jobs = _shared_pair()
+    report = _sweep(jobs, catalog, store, policy, tmp_path, _setup(FakeHarness(0.5), tmp_path))
+    assert report.counts() == {"ok": 2} and report.server_launches == 1
+    point, evaluated = report.outcomes
+    assert point.result is not None and evaluated.eval is not None
+
+
 def test_a_second_sweep_reuses_the_score(
     catalog: Catalog, store: ArtifactStore, policy: SweepPolicy, tmp_path: Path
 ) -> None:
-    jobs = [j for j in _jobs(SHARED, "evals-only") if j.conc == 32]
+    jobs = [j for j in _jobs(RAISED, "evals-only") if j.conc == 32]
     setup = _setup(FakeHarness(1.0), tmp_path)
     first = _sweep(jobs, catalog, store, policy, tmp_path, setup)
     again = _sweep(jobs, catalog, store, policy, tmp_path, setup)

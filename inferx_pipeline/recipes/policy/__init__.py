@@ -33,7 +33,7 @@ from inferx_pipeline.recipes.policy.images import (
     image_track,
 )
 from inferx_pipeline.recipes.policy.literals import control_chars, secret_literal
-from inferx_pipeline.recipes.policy.memory import memory_fit
+from inferx_pipeline.recipes.policy.memory import eval_context_fit, memory_fit
 from inferx_pipeline.recipes.policy.rows import (
     agentic_spec_decoding,
     referential,
@@ -60,12 +60,12 @@ RULES: dict[str, Rule] = {
 
 ServedRule = Callable[[RuleContext, Sequence[Served]], list[Finding]]
 
-SERVED_RULES: dict[str, ServedRule] = {
-    "golden-al-only": acceptance.acceptance,
-    "memory-fit": command.headroom,
-    "vendor-kv-offload": command.kv_offload,
-    "secret-literal": command.secrets,
-    "control-chars": command.control_chars,
+SERVED_RULES: dict[str, tuple[ServedRule, ...]] = {
+    "golden-al-only": (acceptance.acceptance,),
+    "memory-fit": (command.headroom, eval_context_fit),
+    "vendor-kv-offload": (command.kv_offload,),
+    "secret-literal": (command.secrets,),
+    "control-chars": (command.control_chars,),
 }
 
 
@@ -101,4 +101,5 @@ def check_served(
 ) -> list[Finding]:
     """Findings of ``SERVED_RULES`` on the final commands ``served`` of ``recipe``'s jobs."""
     ctx = RuleContext(recipe=recipe, catalog=catalog, golden=golden, data=data, where=where)
-    return [finding for rule in SERVED_RULES.values() for finding in rule(ctx, served)]
+    rules = [rule for each in SERVED_RULES.values() for rule in each]
+    return [finding for rule in rules for finding in rule(ctx, served)]

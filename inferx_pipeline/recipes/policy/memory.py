@@ -17,16 +17,18 @@ Per GPU of a single-node row, at the row's largest concurrency:
   field, else the engine default).
 
 Errors, with the numbers: the weights plus one full context exceed the budget (the
-server cannot start), or the recipe's explicit max-num-seqs (at that concurrency) x
-context does; within ``warn_margin`` of it is a warning. Without an explicit
-max-num-seqs the engine sizes its batch to the KV cache left, so a concurrency whose
-contexts do not all fit is a warning (it queues), not an error. Multinode rows are not
-sized here (their workers span nodes).
+server cannot start; ``eval_context_fit`` checks an eval server with its final command's
+max-model-len, raised to the eval's max-length), or the recipe's explicit max-num-seqs
+(at that concurrency) x context does; within ``warn_margin`` of it is a warning. Without
+an explicit max-num-seqs the engine sizes its batch to the KV cache left, so a
+concurrency whose contexts do not all fit is a warning (it queues), not an error.
+Multinode rows are not sized here (their workers span nodes).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from inferx_pipeline.catalog import ModelArch, Sku
@@ -35,6 +37,7 @@ from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.policy.argv import recipe_flag
 from inferx_pipeline.recipes.policy.base import RowRef, RuleContext, rows
 from inferx_pipeline.recipes.policy.images import version_tuple
+from inferx_pipeline.recipes.policy.served import Served, once
 from inferx_pipeline.recipes.scenarios import FixedSeqLen, SingleNodeRow
 from inferx_pipeline.recipes.schema import DRAFT_CHECKPOINT_METHODS, MaxNumSeqsRule, Recipe
 
@@ -109,10 +112,16 @@ def _kv_bytes_per_token(ctx: RuleContext, arch: ModelArch, row: SingleNodeRow) -
 
 
 def need_for(
-    ctx: RuleContext, arch: ModelArch, ref: RowRef, row: SingleNodeRow, seqs: int, slots: int = 0
+    ctx: RuleContext,
+    arch: ModelArch,
+    ref: RowRef,
+    row: SingleNodeRow,
+    seqs: int,
+    slots: int = 0,
+    context: int | None = None,
 ) -> MemoryNeed:
-    """Per-GPU memory need of ``row`` holding ``seqs`` full contexts in an engine of
-    ``slots`` sequence slots (CatalogError if unsizable)."""
+    """Per-GPU memory need of ``row`` holding ``seqs`` full contexts (``context`` tokens;
+    None = the row's) in an engine of ``slots`` sequence slots (CatalogError if unsizable)."""
     recipe = ctx.recipe
     params = arch.params_b + _extra_params_b(recipe, arch)
     weights = params * GB * ctx.catalog.weight_bytes_per_param(recipe.model.precision) / row.tp
@@ -120,9 +129,9 @@ def need_for(
     if drafting:
         weights += ctx.data.headroom.draft_workspace_gb * GB
     block = ref.block
-    if isinstance(block, FixedSeqLen):
+    if context is None and isinstance(block, FixedSeqLen):
         context = block.isl + block.osl + MODEL_LEN_PAD
-    else:
+    elif context is None:
         context = ctx.data.memory_fit.agentic_context_tokens
     mla_split = arch.attention.kind == "mla" and row.dp_attn
     per_gpu_seqs = math.ceil(seqs / row.tp) if mla_split else seqs
@@ -233,3 +242,40 @@ def memory_fit(ctx: RuleContext) -> list[Finding]:
         if finding is not None:
             out.append(finding)
     return out
+
+
+def eval_context_fit(ctx: RuleContext, served: Sequence[Served]) -> list[Finding]:
+    """Rule ``memory-fit`` on eval servers whose context was raised past their row's: the
+    weights, per-slot state and one full context of that max-model-len fit the budget."""
+    arch = ctx.catalog.models.get(ctx.recipe.model.family)
+    sku = ctx.catalog.skus.get(ctx.recipe.sku)
+    if arch is None or sku is None:
+        return []
+    refs = {ref.path: ref for ref in rows(ctx.recipe)}
+    util = _utilization(ctx)
+    out: list[Finding] = []
+    for job in served:
+        ref = refs.get(job.row)
+        if not job.is_eval or job.max_model_len is None or ref is None:
+            continue
+        row = ref.row
+        if not isinstance(row, SingleNodeRow):
+            continue
+        try:
+            slots = _slots(ctx, max(row.concurrencies()))
+            start = need_for(ctx, arch, ref, row, 1, slots, context=job.max_model_len)
+            row_context = need_for(ctx, arch, ref, row, 1, slots).context
+        except CatalogError:
+            continue  # memory_fit reports a row it cannot size
+        if job.max_model_len <= row_context or start.total_gb <= sku.hbm_gb * util:
+            continue
+        out.append(
+            ctx.finding(
+                "memory-fit",
+                (*ref.path, "tp"),
+                f"eval server of row {ref.describe()} {_numbers(ctx, sku, start, util)}: its "
+                f"context is the eval's max-length (catalog/evals.yaml) and one does not fit; "
+                "raise tp, serve a smaller precision or run this recipe with eval.mode: never",
+            )
+        )
+    return once(out)

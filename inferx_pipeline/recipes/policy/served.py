@@ -25,8 +25,10 @@ class Served:
     """One job's final server command (argv, env, image) and the facts rules compare it to.
 
     ``target_al`` is the golden AL the matrix resolved (None for real acceptance and
-    eval jobs); ``row`` is the search-space row's field path in the recipe;
-    ``speculative`` whether the job drafts at all, ``draft_tokens`` its draft length.
+    eval jobs); ``max_model_len`` the context the server is given (an eval twin's: raised
+    to its eval's max-length; None = the engine's own); ``row`` is the search-space row's
+    field path in the recipe; ``speculative`` whether the job drafts at all,
+    ``draft_tokens`` its draft length.
     """
 
     job_id: str
@@ -37,6 +39,7 @@ class Served:
     image: str
     argv: tuple[str, ...]
     env: Mapping[str, str]
+    max_model_len: int | None = None
     row: FieldPath = ()
     speculative: bool = False
     draft_tokens: int | None = None
