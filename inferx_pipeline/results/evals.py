@@ -39,6 +39,8 @@ FROM_METADATA = (
     "isl", "osl", "tp", "ep", "dp_attn", "spec_method", "thinking", "conc", "run_id",
     "attempt", "simulated",
 )  # fmt: skip
+# Of those, the ones a sweep's metadata leaves out when null (an agentic job has no ISL/OSL).
+NULLABLE_METADATA = ("image_digest", "engine_version", "isl", "osl")
 
 
 class EvalRecord(FrozenModel):
@@ -101,7 +103,8 @@ def eval_record(doc: EvalResult, artifact_sha256: str) -> EvalRecord:
     judged = min(doc.filters, key=lambda score: score.exact_match)
     identity = {k: meta.get(k) for k in ("recipe_id", "job_id", "fingerprint")}
     digest = json.dumps({**identity, "run": meta.get("run_id"), "attempt": meta.get("attempt")})
-    fields = {name: meta[name] for name in FROM_METADATA if name in meta}
+    fields = {name: meta.get(name) for name in NULLABLE_METADATA}
+    fields |= {name: meta[name] for name in FROM_METADATA if name in meta}
     try:
         return EvalRecord(
             **fields,

@@ -93,6 +93,14 @@ def test_a_score_is_stored_once_with_its_provenance(store: ResultStore) -> None:
     assert row["config_id"] == config_id(META)  # the configuration the gate marks
 
 
+def test_an_agentic_score_without_sequence_lengths_stores_them_as_null() -> None:
+    # The sweep's metadata leaves nulls out: an agentic job has no ISL/OSL.
+    meta = {k: v for k, v in META.items() if k not in ("isl", "osl")}
+    agentic = _doc().model_copy(update={"metadata": meta | {"scenario": "agentic-coding"}})
+    record = eval_record(agentic, SHA)
+    assert (record.scenario, record.isl, record.osl) == ("agentic-coding", None, None)
+
+
 def test_a_document_without_its_identity_is_rejected() -> None:
     with pytest.raises(MalformedArtifactError) as err:
         eval_record(_doc(drop="recipe_id"), SHA)  # a torn identity
