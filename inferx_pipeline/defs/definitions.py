@@ -16,7 +16,8 @@ second process per step would only add its start-up to every click. The upstream
 assets (recipes, curves, matrix) carry an automation condition (``WHEN_MISSING``) that a
 sensor running by default evaluates, so a fresh instance materializes them (in one run)
 and no sweep starts with a missing-upstream warning. Code references point at the source
-files (and at ``INFERX_CODE_URL`` when set).
+files (and at ``INFERX_CODE_URL`` when set). The results assets carry freshness policies
+(``catalog/freshness.yaml``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from inferx_pipeline.defs.assets import (
     sweep_key,
     sweep_matrix,
 )
+from inferx_pipeline.defs.freshness import load_freshness, with_freshness
 from inferx_pipeline.defs.jobs import publish_job, sweep_job
 from inferx_pipeline.defs.resources import (
     LauncherResource,
@@ -115,7 +117,11 @@ def build_definitions(
     ]
     assets = [*upstream, *sweeps, *results_assets([sweep_key(sku) for sku in skus])]
     return dg.Definitions(
-        assets=code_references(assets, settings),
+        assets=with_freshness(
+            code_references(assets, settings),
+            load_freshness(settings.catalog_dir),
+            settings.catalog_dir,
+        ),
         jobs=[*jobs, publish_job],
         sensors=[
             image_sensor(ladder_of, jobs),
