@@ -1,20 +1,23 @@
 """The docker-py arguments for one server container (pure: no daemon is contacted).
 
 The spec's argv is the whole command: ``argv[0]`` replaces the image's entrypoint
-and the rest is its command, so a spec means the same thing on any image.
+and the rest is its command, so a spec means the same thing on any image. The same
+arguments render as ``docker run`` options (``run_flags``) where a script starts the
+container on another host (the Slurm ``docker`` runtime).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from docker.types import Ulimit
+from docker.types import DeviceRequest, Ulimit
 from pydantic import Field
 
+from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.base import fill_port
 from inferx_pipeline.launch.gpu import gpu_block
 from inferx_pipeline.launch.models import ModelStore, fill_model
@@ -31,7 +34,18 @@ PullPolicy = Literal["never", "if-missing", "always"]
 NetworkMode = Literal["host", "publish"]
 
 
-class DockerOptions(FrozenModel):
+class ContainerLimits(FrozenModel):
+    """The resource settings every server container gets (deployment settings, not per recipe)."""
+
+    shm_size: str = Field(default="16g", description="/dev/shm size (docker syntax, e.g. 16g).")
+    memlock_bytes: int = Field(
+        default=-1, ge=-1, description="RLIMIT_MEMLOCK (-1 = unlimited, what GPU engines want; "
+        "a host without CAP_SYS_RESOURCE for dockerd can only grant up to its own hard limit)."
+    )  # fmt: skip
+    stack_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="RLIMIT_STACK.")
+
+
+class DockerOptions(ContainerLimits):
     """How the Docker launcher runs every container (deployment settings, not per recipe)."""
 
     pull: PullPolicy = Field(default="if-missing", description="When to pull the image.")
@@ -41,7 +55,6 @@ class DockerOptions(FrozenModel):
         "publish: a bridge network with the server port published on publish_ip.",
     )
     publish_ip: str = Field(default="127.0.0.1", description="Host address for published ports.")
-    shm_size: str = Field(default="16g", description="/dev/shm size (docker syntax, e.g. 16g).")
     hf_cache: Path | None = Field(
         default=None, description="Host directory mounted as the Hugging Face cache."
     )
@@ -52,11 +65,6 @@ class DockerOptions(FrozenModel):
     )
     offline: bool = Field(default=True, description="Set HF_HUB_OFFLINE=1 in every server.")
     grace_s: float = Field(default=30.0, gt=0, description="SIGTERM -> SIGKILL grace (s).")
-    memlock_bytes: int = Field(
-        default=-1, ge=-1, description="RLIMIT_MEMLOCK (-1 = unlimited, what GPU engines want; "
-        "a host without CAP_SYS_RESOURCE for dockerd can only grant up to its own hard limit)."
-    )  # fmt: skip
-    stack_bytes: int = Field(default=64 * 1024 * 1024, gt=0, description="RLIMIT_STACK.")
     secret_env: tuple[str, ...] = Field(
         default=("HF_TOKEN",),
         description="Variables every server gets by name from the launcher's environment "
@@ -81,6 +89,21 @@ def container_labels(spec: ServerSpec, run_id: str) -> dict[str, str]:
         LABEL_JOB: spec.name,
         LABEL_FINGERPRINT: spec.fingerprint,
         LABEL_RUN: run_id,
+    }
+
+
+def container_settings(limits: ContainerLimits) -> dict[str, Any]:
+    """The docker-py arguments every server container gets, whatever its spec."""
+    return {
+        # As PID 1 a server ignores SIGTERM until it installs a handler (e.g. while it loads);
+        # docker's init forwards the signal so stop() needs the grace period only for hangs.
+        "init": True,
+        "ipc_mode": "host",
+        "shm_size": limits.shm_size,
+        "ulimits": [
+            Ulimit(name="memlock", soft=limits.memlock_bytes, hard=limits.memlock_bytes),
+            Ulimit(name="stack", soft=limits.stack_bytes, hard=limits.stack_bytes),
+        ],
     }
 
 
@@ -126,16 +149,58 @@ def container_kwargs(
         "name": container_name(spec, run_id),
         "labels": container_labels(spec, run_id),
         "environment": environment,
-        # As PID 1 a server ignores SIGTERM until it installs a handler (e.g. while it loads);
-        # docker's init forwards the signal so stop() needs the grace period only for hangs.
-        "init": True,
-        "ipc_mode": "host",
-        "shm_size": options.shm_size,
-        "ulimits": [
-            Ulimit(name="memlock", soft=options.memlock_bytes, hard=options.memlock_bytes),
-            Ulimit(name="stack", soft=options.stack_bytes, hard=options.stack_bytes),
-        ],
+        **container_settings(options),
         "volumes": volumes,
         **_network(options, port),
         **gpu,
     }
+
+
+def _entrypoint(entrypoint: list[str]) -> list[str]:
+    # docker run takes one program for --entrypoint; its arguments go after the image.
+    if len(entrypoint) != 1:
+        raise LaunchError(f"docker run flags: entrypoint {entrypoint} is not one program")
+    return [f"--entrypoint={entrypoint[0]}"]
+
+
+def _gpus(requests: list[DeviceRequest]) -> list[str]:
+    flags = []
+    for request in requests:
+        ids = ",".join(request.device_ids or [])
+        flags.append(f"--gpus=device={ids}" if ids else f"--gpus={request.count}")
+    return flags
+
+
+# docker-py keyword -> its ``docker run`` option(s) for one value.
+_FLAGS: dict[str, Callable[[Any], list[str]]] = {
+    "name": lambda name: [f"--name={name}"],
+    "entrypoint": _entrypoint,
+    "labels": lambda labels: [f"--label={k}={v}" for k, v in sorted(labels.items())],
+    "init": lambda init: ["--init"] if init else [],
+    "ipc_mode": lambda mode: [f"--ipc={mode}"],
+    "shm_size": lambda size: [f"--shm-size={size}"],
+    "ulimits": lambda limits: [f"--ulimit={u.name}={u.soft}:{u.hard}" for u in limits],
+    "network_mode": lambda mode: [f"--network={mode}"],
+    "volumes": lambda volumes: [
+        f"--volume={host}:{bind['bind']}:{bind['mode']}" for host, bind in sorted(volumes.items())
+    ],
+    "devices": lambda devices: [f"--device={device}" for device in devices],
+    "group_add": lambda groups: [f"--group-add={group}" for group in groups],
+    "security_opt": lambda options: [f"--security-opt={option}" for option in options],
+    "cap_add": lambda caps: [f"--cap-add={cap}" for cap in caps],
+    "device_requests": _gpus,
+    # By name only: the value comes from the docker CLI's own environment, never the script.
+    "environment": lambda names: [f"--env={name}" for name in sorted(names)],
+}
+
+
+def run_flags(kwargs: Mapping[str, Any]) -> list[str]:
+    """``docker run`` options meaning the same as docker-py ``kwargs`` (pure).
+
+    ``environment`` is a collection of variable names here, passed by name. Raises
+    LaunchError for a keyword this function cannot render (rather than dropping it).
+    """
+    unknown = sorted(set(kwargs) - set(_FLAGS))
+    if unknown:
+        raise LaunchError(f"docker run flags: cannot render {unknown}; known: {sorted(_FLAGS)}")
+    return [flag for key, value in kwargs.items() for flag in _FLAGS[key](value)]

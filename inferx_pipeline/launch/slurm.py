@@ -43,7 +43,7 @@ from inferx_pipeline.launch.slurm_cli import SlurmCli, SlurmJob
 from inferx_pipeline.launch.slurm_log import JobOutput
 from inferx_pipeline.launch.slurm_pools import SlurmPool
 from inferx_pipeline.launch.slurm_proxy import RoundRobinProxy
-from inferx_pipeline.launch.slurm_script import batch_script, sbatch_options
+from inferx_pipeline.launch.slurm_script import batch_script, docker_cleanup, sbatch_options
 from inferx_pipeline.launch.spec import ServerSpec
 
 COMMENT_PREFIX = "inferx"
@@ -99,6 +99,8 @@ class SlurmHandle(ServerHandle):
         output: JobOutput,
         replicas: int,
         poll_s: float,
+        address: str | None = None,
+        cleanup: str | None = None,
     ) -> None:
         super().__init__(spec, "", output.log)
         self.cli = cli
@@ -106,6 +108,10 @@ class SlurmHandle(ServerHandle):
         self.output = output
         self.replicas = replicas
         self.poll_s = poll_s
+        # Where every replica listens when not at its node's NodeAddr (one shared dockerd).
+        self.address = address
+        # Shell run on each node before scancel: removes what the job started outside Slurm.
+        self.cleanup = cleanup
         self.proxy: RoundRobinProxy | None = None
         self.endpoints: tuple[str, ...] = ()
         self._job: SlurmJob | None = None
@@ -203,8 +209,11 @@ class SlurmHandle(ServerHandle):
 
     def _set_endpoints(self) -> None:
         placed = sorted(self.output.replicas.items())
-        addresses = self.cli.node_addresses(",".join(node for _, (node, _) in placed))
-        self.endpoints = tuple(f"http://{addresses[node]}:{port}" for _, (node, port) in placed)
+        nodes = ",".join(node for _, (node, _) in placed)
+        addresses = self.cli.node_addresses(nodes) if self.address is None else {}
+        self.endpoints = tuple(
+            f"http://{self.address or addresses[node]}:{port}" for _, (node, port) in placed
+        )
         if len(self.endpoints) == 1:
             self.base_url = self.endpoints[0]
         else:
@@ -221,6 +230,10 @@ class SlurmHandle(ServerHandle):
                 active = self.end_state() is None
             except LaunchError:  # squeue did not answer: cancel anyway, it is idempotent
                 active = True
+            if active and self.cleanup is not None:
+                # The job's own trap may be SIGKILLed before it is done; this step is not.
+                with contextlib.suppress(LaunchError):
+                    self.cli.run_in_job(self.job_id, self.replicas, self.cleanup)
             if active:
                 self.cli.cancel([self.job_id])
                 self._wait_inactive()
@@ -292,7 +305,7 @@ class SlurmLauncher:
             output=shared / OUTPUT_NAME,
             export=sorted(set(engine_env(resolved, self.cli.environ)) & set(self.cli.environ)),
         )
-        job_id = self.cli.submit(batch_script(resolved, self.pool), options)
+        job_id = self.cli.submit(batch_script(resolved, self.pool, run_id=self.run_id), options)
         output = JobOutput(
             shared / OUTPUT_NAME.replace("%j", str(job_id)),
             LogBuffer(log_file(self.log_dir, resolved)),
@@ -304,10 +317,20 @@ class SlurmLauncher:
             output=output,
             replicas=self.pool.replicas,
             poll_s=self.poll_s,
+            **self._docker_handling(job_id),
         )
         with cleanup_on_failure(handle):
             handle.await_endpoints(resolved.startup_timeout_s)
         return handle
+
+    def _docker_handling(self, job_id: int) -> dict[str, str | None]:
+        """The handle's ``address`` and ``cleanup`` under the docker runtime (none otherwise)."""
+        if self.pool.runtime != "docker":
+            return {}
+        return {
+            "address": self.pool.docker.daemon_address,
+            "cleanup": docker_cleanup(str(job_id), self.pool),
+        }
 
     def cleanup_orphans(self) -> list[int]:
         """Cancel the active jobs of launchers on this host that no longer run; their ids.

@@ -131,6 +131,15 @@ class SlurmCli:
         if ids:
             self._run(["scancel", *ids])
 
+    def run_in_job(self, job_id: int, nodes: int, command: str) -> None:
+        """Run the shell ``command`` once on each of running job ``job_id``'s ``nodes`` nodes.
+
+        An overlapping step (``srun --overlap``): it needs none of the job's resources.
+        Raises LaunchError when the job no longer runs or the command fails.
+        """
+        per_node = [f"--nodes={nodes}", f"--ntasks={nodes}", "--ntasks-per-node=1"]
+        self._run(["srun", f"--jobid={job_id}", "--overlap", *per_node, "bash", "-c", command])
+
     def node_addresses(self, nodelist: str) -> dict[str, str]:
         """Node name -> its communication address (``NodeAddr``) for a nodelist like node[1-2]."""
         out = self._run(["sinfo", "-h", "-N", f"--nodes={nodelist}", "-o", "%N %o"])

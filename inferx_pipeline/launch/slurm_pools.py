@@ -17,6 +17,12 @@
         runtime: pyxis              # pyxis | docker | apptainer | none
         model_store: {models: {Qwen/Qwen3-0.6B: /lustre/models/qwen3-0.6b}}
         nodes: 4                    # nodes this pool may hold at once (Dagster pool limit)
+      mi325x-amds:
+        skus: [mi325x]
+        partition: amd
+        time_limit: "04:00:00"
+        runtime: docker             # docker run on each node; the client on the submit host
+        docker: {shm_size: 64g}     # + host / daemon_address when one dockerd serves the nodes
 
 A pools file with ``kind: slurm`` is read by ``load_runner_pools`` where a Docker
 runner-pools file is accepted (``inferx dagster pools``, ``--pools``), so the per-SKU
@@ -34,11 +40,36 @@ from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import read_model
 from inferx_pipeline.errors import CatalogError, LaunchError
+from inferx_pipeline.launch.docker_args import ContainerLimits
 from inferx_pipeline.launch.models import ModelStore
 from inferx_pipeline.launch.pools import ANY_SKU, RunnerPools, load_pools
 from inferx_pipeline.strict import FrozenModel, StrictModel
 
 Runtime = Literal["pyxis", "docker", "apptainer", "none"]
+
+
+class SlurmDocker(ContainerLimits):
+    """How the ``docker`` runtime starts engines on the nodes and how the client reaches them.
+
+    By default each node runs its own dockerd and the container shares the node's network
+    (``--network=host``), so the client on the submit host reaches it at the node's
+    ``NodeAddr``. Where one dockerd serves every node (its socket shared, its network
+    elsewhere), ``daemon_address`` says where the containers listen instead.
+    """
+
+    host: str | None = Field(
+        default=None, description="DOCKER_HOST of the docker CLI on the nodes; None = its default."
+    )
+    daemon_address: str | None = Field(
+        default=None,
+        description="Address the submit host reaches the daemon's host network at (one "
+        "dockerd for all nodes); None = each node's NodeAddr (a dockerd per node).",
+    )
+    devices: tuple[str, ...] | None = Field(
+        default=None,
+        description="docker --device values every container gets, replacing the GPU vendor's "
+        "(AMD: /dev/kfd, /dev/dri); None = the vendor's.",
+    )
 
 
 class SlurmPool(FrozenModel):
@@ -78,11 +109,20 @@ class SlurmPool(FrozenModel):
     extra_args: tuple[str, ...] = Field(
         default=(), description="More sbatch options, verbatim (e.g. --exclusive)."
     )
+    docker: SlurmDocker = Field(
+        default_factory=SlurmDocker, description="Runtime docker: daemon, limits, devices."
+    )
 
     @model_validator(mode="after")
     def _replicas_fit(self) -> SlurmPool:
         if self.replicas > self.nodes:
             raise ValueError(f"replicas {self.replicas} need as many nodes; nodes is {self.nodes}")
+        if self.docker.daemon_address and self.replicas > 1:
+            # Every replica's container would listen in the one daemon's network, on one port.
+            raise ValueError(
+                f"docker.daemon_address (one dockerd for all nodes) serves one replica; "
+                f"replicas is {self.replicas}: set replicas: 1 or run a dockerd per node"
+            )
         return self
 
 

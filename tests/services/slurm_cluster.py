@@ -36,6 +36,7 @@ BRIDGE = "ixslurm0"
 CTLD_PORT = 16817
 SLURMD_PORT = 16818
 PARTITION = "gpu"
+CLUSTER_NAME = "inferx-test"
 GPUS_PER_NODE = 2
 READY_DEADLINE_S = 30.0
 STOP_GRACE_S = 10.0
@@ -101,7 +102,7 @@ def slurm_conf(root: Path, controller: str) -> str:
     )
     node_names = ",".join(n.name for n in NODES)
     return f"""\
-ClusterName=inferx-test
+ClusterName={CLUSTER_NAME}
 SlurmctldHost={controller}({SUBNET}.1)
 SlurmctldPort={CTLD_PORT}
 SlurmdPort={SLURMD_PORT}

@@ -49,7 +49,7 @@ def test_sbatch_options_carry_the_pool_and_never_requeue() -> None:
 
 
 def test_pyxis_runs_the_image_with_the_model_store_mounted() -> None:
-    script = batch_script(_spec(), _pool(runtime="pyxis"))
+    script = batch_script(_spec(), _pool(runtime="pyxis"), run_id="r")
     assert "--container-image=vllm/vllm-openai:v0.11.0" in script
     assert (
         "--container-mounts=/lustre/hf:/lustre/hf,/lustre/models/qwen3:/lustre/models/qwen3"
@@ -59,24 +59,36 @@ def test_pyxis_runs_the_image_with_the_model_store_mounted() -> None:
 
 
 def test_docker_passes_env_and_secrets_by_name_and_the_vendors_gpus() -> None:
-    nvidia = batch_script(_spec(), _pool(runtime="docker"))
-    assert "-e HF_HOME -e HF_HUB_OFFLINE -e HF_TOKEN -e VLLM_USE_V1" in nvidia
-    assert "'--gpus=device={cuda}'" in nvidia and "--name=inferx-{replica}" in nvidia
-    amd = batch_script(_spec("amd"), _pool(runtime="docker"))
-    assert "--device=/dev/kfd --device=/dev/dri" in amd and "-e HIP_VISIBLE_DEVICES" in amd
-    assert "--gpus" not in amd
+    nvidia = batch_script(_spec(), _pool(runtime="docker"), run_id="r")
+    assert "--env=HF_HOME --env=HF_HUB_OFFLINE --env=HF_TOKEN --env=VLLM_USE_V1" in nvidia
+    assert "'--gpus=device={cuda}'" in nvidia and "'--name=inferx-{replica}'" in nvidia
+    # argv[0] is the entrypoint, the rest follows the image (as under the Docker launcher)
+    assert "--entrypoint=vllm" in nvidia and "vllm/vllm-openai:v0.11.0 serve '{model}'" in nvidia
+    amd = batch_script(_spec("amd"), _pool(runtime="docker"), run_id="r")
+    assert "--device=/dev/kfd:/dev/kfd:rwm --device=/dev/dri:/dev/dri:rwm" in amd
+    assert "--env=HIP_VISIBLE_DEVICES" in amd and "--gpus" not in amd
+
+
+def test_docker_containers_are_labelled_with_the_job_and_removed_when_the_replica_ends() -> None:
+    pool = _pool(runtime="docker", docker={"host": "unix:///d.sock", "devices": ["/x/kfd"]})
+    script = batch_script(_spec("none", 0), pool, run_id="run-7")
+    assert "'--label=inferx.slurm_job={job}'" in script and "--label=inferx.run=run-7" in script
+    assert "--device=/x/kfd" in script and "--env=HIP_VISIBLE_DEVICES" in script  # any vendor
+    assert "export DOCKER_HOST=unix:///d.sock\n" in script
+    trap = next(line for line in script.splitlines() if line.strip().startswith("trap"))
+    assert "label=inferx.slurm_job=$SLURM_JOB_ID | DOCKER_HOST=unix:///d.sock xargs" in trap
 
 
 def test_apptainer_asks_for_the_vendors_gpu_support() -> None:
-    assert "apptainer exec --nv --bind=/lustre/hf" in batch_script(
-        _spec(), _pool(runtime="apptainer")
-    )
-    assert "apptainer exec --rocm" in batch_script(_spec("amd"), _pool(runtime="apptainer"))
+    nvidia = batch_script(_spec(), _pool(runtime="apptainer"), run_id="r")
+    assert "apptainer exec --nv --bind=/lustre/hf" in nvidia
+    amd = batch_script(_spec("amd"), _pool(runtime="apptainer"), run_id="r")
+    assert "apptainer exec --rocm" in amd
 
 
 def test_the_replica_fills_port_and_gpus_and_maps_rocr_to_hip(tmp_path: Path) -> None:
     spec = make_spec(("bash", "-c", 'echo "port={port} hip=$HIP_VISIBLE_DEVICES"'), port=8123)
-    script = batch_script(spec, _pool())
+    script = batch_script(spec, _pool(), run_id="r")
     function = script.split("export -f inferx_replica")[0].split("\n", 3)[3]
     env = {"PATH": "/usr/bin:/bin", "SLURM_JOB_ID": "7", "SLURM_PROCID": "1",
            "SLURMD_NODENAME": "node2", "ROCR_VISIBLE_DEVICES": "2,3"}  # fmt: skip

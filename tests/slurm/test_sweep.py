@@ -9,12 +9,15 @@ from click.testing import CliRunner
 
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.cli import cli
-from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
-from inferx_pipeline.sweep.runs import load_run
 from tests.defs.conftest import Project
 from tests.services.slurm_cluster import Cluster
-from tests.slurm.conftest import assert_queue_drains, write_pools
+from tests.slurm.conftest import (
+    assert_job_id_on_every_point,
+    assert_queue_drains,
+    submitted_job_ids,
+    write_pools,
+)
 
 pytestmark = pytest.mark.slurm
 
@@ -56,43 +59,6 @@ def test_each_server_group_is_one_allocation_and_each_point_has_its_job_id(
     assert all(len(ids) == 1 for ids in jobs_by_recipe.values()), jobs_by_recipe
     assert len(set.union(*jobs_by_recipe.values())) == 2  # one job per server group
     assert_queue_drains(slurm_cluster)
-    submitted = _submitted_job_ids(project)
+    submitted = submitted_job_ids(project.settings)
     assert set.union(*jobs_by_recipe.values()) == submitted
-    _assert_job_id_on_manifests_run_record_and_rows(project, store, submitted)
-
-
-def _submitted_job_ids(project: Project) -> set[str]:
-    """The ids sbatch returned, read from the names of the jobs' output files."""
-    outputs = project.settings.state.glob("logs/*/*/slurm_job-*.out")
-    return {path.name.removeprefix("slurm_job-").removesuffix(".out") for path in outputs}
-
-
-def _assert_job_id_on_manifests_run_record_and_rows(
-    project: Project, store: ArtifactStore, submitted: set[str]
-) -> None:
-    manifests = list(store.all_attempts())
-    assert {m.provenance["slurm_job_id"] for m in manifests} == submitted
-    assert {m.provenance["slurm_cluster"] for m in manifests} == {"inferx-test"}
-    (run_id,) = {m.run_id for m in manifests}
-    record = load_run(project.settings.artifacts_dir, run_id)
-    assert record is not None
-    assert {line.provenance["slurm_job_id"] for line in record.outcomes} == submitted
-    published = CliRunner().invoke(cli, ["publish"])
-    assert published.exit_code == 0, published.output
-    rows = ResultStore(project.settings.results_url).read_frame()
-    assert len(rows) == 16
-    assert set(rows["slurm_job_id"]) == submitted
-    assert set(rows["slurm_cluster"]) == {"inferx-test"}
-
-
-def test_materialize_runs_on_slurm_and_dagster_pools_come_from_slurm_pools(
-    project: Project, pools: Path, slurm_cluster: Cluster
-) -> None:
-    result = CliRunner().invoke(cli, ["materialize", "--recipe", H200, *_slurm_args(pools)])
-    assert result.exit_code == 0, result.output
-    assert "SUCCESS" in result.output and "8 ok" in result.output
-    assert result.output.splitlines()[-1] == str(project.settings.site_dir / "index.html")
-    assert_queue_drains(slurm_cluster)
-    limits = CliRunner().invoke(cli, ["dagster", "pools", "--pools", str(pools)])
-    assert limits.exit_code == 0, limits.output
-    assert "gpu-h200: 2" in limits.output.splitlines()
+    assert_job_id_on_every_point(project.settings, submitted, points=16)

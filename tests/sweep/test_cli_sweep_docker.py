@@ -50,18 +50,22 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 class EnvWatch(threading.Thread):
-    """Records the environment of the first container of any sweep run (polls, with a deadline)."""
+    """Records the environment and devices of the first container of any sweep run (polls)."""
 
-    def __init__(self, engine: DockerEngine) -> None:
+    def __init__(self, engine: DockerEngine, deadline_s: float = WATCH_DEADLINE_S) -> None:
         super().__init__(daemon=True)
         self.engine = engine
+        self.deadline_s = deadline_s
         self.env: list[str] = []
+        self.devices: list[str] = []  # host path -> container path, as docker --device says
 
     def run(self) -> None:
-        deadline = time.monotonic() + WATCH_DEADLINE_S
+        deadline = time.monotonic() + self.deadline_s
         while not self.env and time.monotonic() < deadline:
             with contextlib.suppress(DockerException):
                 for c in self.engine.client.containers.list(filters={"label": LABEL_RUN}):
+                    devices = c.attrs["HostConfig"]["Devices"] or []
+                    self.devices = [f"{d['PathOnHost']}:{d['PathInContainer']}" for d in devices]
                     self.env = list(c.attrs["Config"]["Env"])
             time.sleep(0.05)  # polling the daemon, bounded by the deadline
 
