@@ -28,7 +28,7 @@ _FILTERS = {"model": "models", "sku": "skus", "scenario": "scenarios", "framewor
 _FILTERS |= {"precision": "precisions", "vendor": "vendors", "recipe": "recipe_ids"}
 
 
-def _identity_options(command: Callable[..., Any]) -> Callable[..., Any]:
+def identity_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """One ``--<field>`` option per JobIdentity field (values for files that lack them)."""
     for name in reversed(IDENTITY_FIELDS):
         info = JobIdentity.model_fields[name]
@@ -63,7 +63,7 @@ def results() -> None:
 @click.option("--simulated/--real", default=None, help="Whether the engine was simulated.")
 @click.option("--official/--unofficial", default=None, help="Real GPU run on an official image.")
 @click.option("--strict", is_flag=True, help="Exit 1 when anything was quarantined.")
-@_identity_options
+@identity_options
 def ingest_command(
     paths: tuple[Path, ...],
     source: Any,

@@ -4,7 +4,8 @@ A row carries the identity and provenance a throughput row carries (recipe, fing
 SKU, engine, image digest, engine version, run, attempt, simulated) plus the task, the
 judged exact match (the lowest over the task's filters) with its standard error, every
 filter's score (``scores``, JSON), the sample counts, the threshold with its source, the
-harness version and the sha256 of the sample-level output file. ``server_fingerprint``
+harness version, the sha256 of the sample-level output file and where the score comes
+from (``source``: our sweep, or an imported InferenceX artifact). ``server_fingerprint``
 is the throughput twin's fingerprint; ``config_id`` (``results.configs``) the
 configuration the score judges: the gate marks the throughput rows holding it, whatever
 their acceptance mode. Writes are idempotent by ``artifact_sha256``.
@@ -26,6 +27,7 @@ from inferx_pipeline.errors import StoreError
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.results import checks
 from inferx_pipeline.results.configs import config_id
+from inferx_pipeline.results.record import Source
 from inferx_pipeline.results.store import IngestReport, ResultStore
 from inferx_pipeline.results.tables import EVALS
 from inferx_pipeline.strict import FrozenModel
@@ -90,10 +92,12 @@ class EvalRecord(FrozenModel):
     samples_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     artifact_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     artifacts: str = Field(description="JSON object text: artifact name -> sha256.")
+    source: Source = Field(description="inferx (our sweep) or inferencex (imported).")
 
 
-def eval_record(doc: EvalResult, artifact_sha256: str) -> EvalRecord:
-    """The row of the sweep's eval document ``doc`` (its blob hashes to ``artifact_sha256``).
+def eval_record(doc: EvalResult, artifact_sha256: str, source: Source = "inferx") -> EvalRecord:
+    """The row of the eval document ``doc`` (its blob hashes to ``artifact_sha256``) from
+    ``source``: our sweep's, or one built from an imported artifact.
 
     MalformedArtifactError: ``missing-identity`` naming the configuration fields
     (``configs.CONFIG_FIELDS``) its metadata lacks, ``wrong-type`` when it lacks another
@@ -132,6 +136,7 @@ def eval_record(doc: EvalResult, artifact_sha256: str) -> EvalRecord:
                     if k.startswith(ARTIFACT_PREFIX)
                 }
             ),
+            source=source,
         )
     except ValidationError as err:
         raise checks.reject("wrong-type", f"eval record does not validate: {err}") from err

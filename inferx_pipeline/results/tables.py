@@ -194,6 +194,7 @@ class EvalRow(Base):
     samples_sha256: Mapped[str] = mapped_column(HASH)
     artifact_sha256: Mapped[str] = mapped_column(HASH, unique=True)
     artifacts: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String, server_default="inferx")
 
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]  # declarative tables are Tables

@@ -91,6 +91,7 @@ def test_a_score_is_stored_once_with_its_provenance(store: ResultStore) -> None:
     assert (row["samples_sha256"], row["artifact_sha256"], row["passed"]) == (SAMPLES, SHA, True)
     assert json.loads(row["artifacts"]) == {"eval-samples.jsonl": SAMPLES}
     assert row["config_id"] == config_id(META)  # the configuration the gate marks
+    assert row["source"] == "inferx"
 
 
 def test_an_agentic_score_without_sequence_lengths_stores_them_as_null() -> None:
@@ -116,13 +117,13 @@ def test_a_score_stored_before_config_ids_reads_as_null(store_url: str) -> None:
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0004")
-        old = eval_record(_doc(), SHA).model_dump(exclude={"config_id"})
+        old = eval_record(_doc(), SHA).model_dump(exclude={"config_id", "source"})
         conn.execute(EVALS.insert(), [old])  # the row as revision 0004 stored it
     engine.dispose()
     store = ResultStore(store_url)
     rerun = _doc().model_copy(update={"metadata": {**META, "run_id": "r2"}})
     write_evals(store, [eval_record(rerun, "d" * 64)])
     frame = read_evals(store).set_index("artifact_sha256")
-    assert pd.isna(frame.loc[SHA, "config_id"])
+    assert pd.isna(frame.loc[SHA, "config_id"]) and frame.loc[SHA, "source"] == "inferx"
     assert frame.loc["d" * 64, "config_id"] == config_id(META)
     store.close()

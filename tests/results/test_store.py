@@ -23,7 +23,7 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0005"
+        assert context.get_current_revision() == "0006"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes

@@ -57,7 +57,7 @@ class InferencexImporter:
         self, payload: Mapping[str, Any], *, artifact_sha256: str, context: ImportContext
     ) -> ResultRecord:
         check_row(payload)
-        identity = resolve_identity(_identity_fields(payload), context)
+        identity = resolve_identity(identity_fields(payload), context)
         run = resolve_run({}, context, artifact_sha256=artifact_sha256, default_official=True)
         latencies = sampled_tpot(
             {col: checks.number(payload, key) for col, key in LATENCY_KEYS.items()}
@@ -112,7 +112,7 @@ _ABSENT = (
 
 def check_row(row: Mapping[str, Any]) -> None:
     """Every rejection rule for one agg row; raises ``MalformedArtifactError``."""
-    if _flag(row.get("is_multinode")) or _flag(row.get("disagg")) or "prefill_tp" in row:
+    if flag(row.get("is_multinode")) or flag(row.get("disagg")) or "prefill_tp" in row:
         raise checks.reject(
             "unsupported", "multinode/disaggregated row: only single-node rows are imported"
         )
@@ -136,7 +136,9 @@ def check_row(row: Mapping[str, Any]) -> None:
         )
 
 
-def _identity_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+def identity_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``JobIdentity`` fields of an InferenceX row, or of an eval's ``meta_env.json``
+    (the same keys); the SKU is the part of ``hw`` before the first ``-``."""
     spec = str(row.get("spec_decoding") or "none")
     image = row.get("image")
     return {
@@ -151,15 +153,15 @@ def _identity_fields(row: Mapping[str, Any]) -> dict[str, Any]:
         "osl": row.get("osl"),
         "tp": row.get("tp"),
         "ep": row.get("ep"),
-        "dp_attn": _flag(row.get("dp_attention")),
+        "dp_attn": flag(row.get("dp_attention")),
         "spec_method": spec,
         "acceptance_mode": "none" if spec == "none" else "real",
         "conc": row.get("conc"),
     }
 
 
-def _flag(value: Any) -> bool:
-    # InferenceX writes booleans as env-var strings ("true") as often as JSON booleans.
+def flag(value: Any) -> bool:
+    """An InferenceX boolean: it writes env-var strings ("true") as often as JSON booleans."""
     if isinstance(value, str):
         return value.strip().lower() in _TRUE
     return bool(value)
