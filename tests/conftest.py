@@ -4,6 +4,7 @@ pytest_plugins: list[str] = [
     "tests.services.docker_engine",
     "tests.services.postgres",
     "tests.services.chromium",
+    "tests.services.lm_eval",
     "tests.services.registry",
     "tests.services.vllm",
     "tests.services.slurm",

@@ -4,7 +4,8 @@ One smoke-sized sweep of the four seed recipes (48 jobs) on the subprocess simul
 shared by the module; each test publishes its artifacts into a fresh database (SQLite,
 and the private PostgreSQL cluster) and checks the site against the stored rows with
 computations written out here (dominance by brute force, tier values interpolated by hand,
-cost from the catalog price).
+cost from the catalog price). The last test is scripts/demo's leaderboard: the seeds plus
+one seed's eval scored by lm-eval on the simulator, read in headless Chromium.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import itertools
 import json
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,10 @@ from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.evals.catalog import load_eval_catalog
+from inferx_pipeline.evals.harness import LmEvalHarness
 from inferx_pipeline.leaderboard.build import build_site_from_store
+from inferx_pipeline.leaderboard.serve import SiteServer
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
@@ -36,6 +40,7 @@ from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import simulator_backend
+from inferx_pipeline.sweep.evaluate import EvalSetup
 from inferx_pipeline.sweep.report import SweepOptions, SweepReport
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.status import load_policy
@@ -57,6 +62,10 @@ SEEDS = (
 FAST_SIM = SimOptions(load_time_s=0, time_scale=0.02, startup_timeout_s=60)
 FAST = SweepOptions(num_prompts=1, think_time_scale=0, max_turns=4)
 PRICE_TIER = "on-demand"
+# scripts/demo's eval: this seed's eval job, on the project's own GSM8K-format task with
+# answers cut at 32 tokens (DEMO_EVAL_SEED, DEMO_EVAL_MAX_TOKENS there).
+DEMO_EVAL_SEED = "minimaxm3-fp8-mi325x-vllm-agentic-mtp"
+DEMO_EVAL_MAX_TOKENS = 32
 # Columns that tell the points of one recipe apart (the job label) and one point.
 POINT = ["recipe_id", "tp", "ep", "dp_attn", "kv_offload", "conc"]
 FRONT_GROUP = ["model", "workload", "sku", "framework", "precision", "spec_method"]
@@ -291,17 +300,29 @@ def _by_hand(front: FrontPoints, tier: float) -> tuple[str, float | None]:
     return "ok", lo[1] + (tier - lo[0]) / (hi[0] - lo[0]) * (hi[1] - lo[1])
 
 
-def _catalog_with_tiers(settings: Settings, tiers: list[float], root: Path) -> Path:
-    """The smoke catalog with ``tiers`` as the leaderboard's interactivity tiers."""
+def _catalog_with(
+    settings: Settings, root: Path, name: str, edit: Callable[[dict[str, Any]], None]
+) -> Path:
+    """``root/catalog``: the smoke catalog with the YAML file ``name`` changed by ``edit``."""
     catalog = root / "catalog"
     catalog.mkdir()
     for source in settings.catalog_dir.iterdir():
-        if source.name != "leaderboard.yaml":
+        if source.name != name:
             (catalog / source.name).symlink_to(source.resolve())
-    policy = yaml.safe_load((settings.catalog_dir / "leaderboard.yaml").read_text())
-    policy |= {"tiers": tiers, "headline_tier": tiers[0], "scenario_tiers": {}}
-    (catalog / "leaderboard.yaml").write_text(yaml.safe_dump(policy))
+    doc = yaml.safe_load((settings.catalog_dir / name).read_text())
+    edit(doc)
+    (catalog / name).write_text(yaml.safe_dump(doc, sort_keys=False))
     return catalog
+
+
+def _catalog_with_tiers(settings: Settings, tiers: list[float], root: Path) -> Path:
+    """The smoke catalog with ``tiers`` as the leaderboard's interactivity tiers (for
+    every scenario)."""
+
+    def edit(policy: dict[str, Any]) -> None:
+        policy.update(tiers=tiers, headline_tier=tiers[0], scenario_tiers={})
+
+    return _catalog_with(settings, root, "leaderboard.yaml", edit)
 
 
 def test_tier_values_are_the_seed_fronts_interpolated_by_hand(swept: Swept, tmp_path: Path) -> None:
@@ -349,3 +370,76 @@ def test_a_failed_rerun_loses_no_earlier_result(swept: Swept, tmp_path: Path) ->
     retried = rows.loc[rows["attempt"] == 2]
     assert len(retried) == 8 and not retried["valid"].any()
     assert after.site.counts["front_points"] == before.site.counts["front_points"]
+
+
+def _demo_eval_catalog(settings: Settings, root: Path) -> Path:
+    """The smoke catalog with scripts/demo's eval: default task the shipped GSM8K-format
+    one (no host datasets cache here), answers cut at ``DEMO_EVAL_MAX_TOKENS``."""
+
+    def edit(evals: dict[str, Any]) -> None:
+        evals["default"]["task"] = "gsm8k-inferx"
+        evals["protocol"]["max-tokens"] = DEMO_EVAL_MAX_TOKENS
+
+    return _catalog_with(settings, root, "evals.yaml", edit)
+
+
+@pytest.mark.chromium
+@pytest.mark.timeout(900)  # lm-eval starts in 20-60 s on 2 busy cores
+def test_the_demo_leaderboard_lists_every_seed_and_a_simulated_score(
+    swept: Swept, chromium_browser: Any, lm_eval_python: Path, tmp_path: Path
+) -> None:
+    artifacts = ArtifactStore(tmp_path / "artifacts")
+    shutil.copytree(swept.artifacts.root, artifacts.root)
+    catalog_dir = _demo_eval_catalog(swept.settings, tmp_path)
+    request = MatrixRequest(
+        paths=(), selection=Selection(recipes=(DEMO_EVAL_SEED,)), evals="evals-only"
+    )
+    [eval_job] = build_matrix(request, swept.settings)
+    setup = EvalSetup(
+        load_eval_catalog(catalog_dir), LmEvalHarness(), lm_eval_python, tmp_path / "hf-home"
+    )
+    report = run_sweep(
+        [eval_job],
+        backend=simulator_backend(cached_catalog(catalog_dir), tmp_path / "logs", FAST_SIM),
+        artifacts=artifacts,
+        policy=load_policy(catalog_dir),
+        options=FAST,
+        evals=setup,
+    )
+    assert report.counts() == {"ok": 1}, report.outcomes
+    site = tmp_path / "site"
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    published = publish(artifacts, url, site, catalog_dir)
+    assert (published.ingest.written, published.evals.written) == (48, 1), published.evals
+    seeds = _rows(url).drop_duplicates("recipe_id")
+    with SiteServer(site) as server:
+        page = chromium_browser.new_page(viewport={"width": 1400, "height": 1000})
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(server.url + "index.html", wait_until="load")
+        sections = page.locator("section.ranking")
+        listed = set(zip(
+            sections.evaluate_all("s => s.map(e => e.dataset.model)"),
+            sections.evaluate_all("s => s.map(e => e.dataset.workload)"), strict=True,
+        ))  # fmt: skip
+        # Every seed's model and workload has its section, reached or not.
+        assert listed == set(zip(seeds["model"], seeds.apply(_workload, axis=1), strict=True))
+        overview = page.inner_text("main")
+        for seed in seeds.itertuples():
+            label = f"{seed.sku} · {seed.framework} · {seed.precision} · {seed.spec_method}"
+            assert label in overview, label
+        _screenshot(page, tmp_path / "demo-overview.png")
+        page.goto(server.url + "accuracy.html", wait_until="load")
+        row = page.locator("section.accuracy tbody tr")
+        assert row.count() == 1
+        cells = row.first.inner_text()
+        assert "0.000" in cells and "simulated" in cells and "below threshold" in cells
+        _screenshot(page, tmp_path / "demo-accuracy.png")
+        assert errors == []
+        page.close()
+
+
+def _screenshot(page: Any, path: Path) -> None:
+    page.screenshot(path=str(path), full_page=True)
+    print(f"screenshot: {path}")
+    assert path.stat().st_size > 10_000

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -26,7 +24,6 @@ VLLM_SYNTHETIC = "minimaxm3-fp8-mi325x-vllm-agentic-mtp"
 SGLANG_SYNTHETIC = "qwen3.5-fp8-mi300x-sglang-agentic-mtp"
 # The tiny CPU recipe: completions API, the project's own task.
 TINY = "tiny-qwen3-bf16-cpu-vllm-ngram"
-LM_EVAL_BUILD_TIMEOUT_S = 900.0
 
 
 @pytest.fixture(scope="session")
@@ -53,28 +50,6 @@ def spec_of(catalog: Catalog) -> Callable[[BenchmarkJob], ServerSpec]:
         return adapter_for(job).server_spec(job, sku=catalog.sku(job.sku))
 
     return spec
-
-
-@pytest.fixture(scope="session")
-def lm_eval_python() -> Path:
-    """The lm-eval venv's python: ``scripts/lm-eval-env`` builds it once per machine.
-
-    Skips when it cannot be built, except under ``CI=true``, where that fails.
-    """
-    try:
-        done = subprocess.run(
-            [str(ROOT / "scripts" / "lm-eval-env")],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=LM_EVAL_BUILD_TIMEOUT_S,
-        )
-    except (OSError, subprocess.SubprocessError) as err:
-        reason = f"scripts/lm-eval-env failed: {err}\n{getattr(err, 'stderr', '')}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return Path(done.stdout.strip())
 
 
 @pytest.fixture
