@@ -5,6 +5,7 @@ ignored and maps SIGTERM onto it, so it would ignore both. ``DagsterDev`` resets
 signals to their defaults in the child before exec, runs it in its own session (it
 starts a webserver, a daemon and a code server), waits for ``/server_info`` with a
 deadline, and stops the whole session by its PID: SIGTERM, then SIGKILL after a grace.
+``DgDev`` does the same for ``dg dev`` in the project directory (``[tool.dg]``).
 """
 
 from __future__ import annotations
@@ -72,12 +73,10 @@ class DagsterDev:
         """The webserver's base URL."""
         return f"http://{self.host}:{self.port}"
 
-    def start(self) -> None:
-        """Spawn ``dagster dev``; its output goes to ``log``."""
-        self.home.mkdir(parents=True, exist_ok=True)
-        self.log.parent.mkdir(parents=True, exist_ok=True)
+    def argv(self) -> list[str]:
+        """The command line: ``dagster dev -w WORKSPACE -h HOST -p PORT``."""
         dagster = Path(sys.executable).with_name("dagster")
-        argv = [
+        return [
             str(dagster),
             "dev",
             "-w",
@@ -87,14 +86,23 @@ class DagsterDev:
             "-p",
             str(self.port),
         ]
+
+    def cwd(self) -> Path:
+        """The directory it runs in."""
+        return self.workspace.parent
+
+    def start(self) -> None:
+        """Spawn the server; its output goes to ``log``."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.log.parent.mkdir(parents=True, exist_ok=True)
         env = {**(self.env if self.env is not None else os.environ), "DAGSTER_HOME": str(self.home)}
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                argv,
+                self.argv(),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 env=env,
-                cwd=self.workspace.parent,
+                cwd=self.cwd(),
                 preexec_fn=_default_signals,  # resets two signals only: safe before exec
                 start_new_session=True,
             )
@@ -149,3 +157,19 @@ class DagsterDev:
         trace: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+class DgDev(DagsterDev):
+    """``dg dev`` in the dg project directory ``workspace`` (its ``[tool.dg]``), same lifecycle.
+
+    ``dg`` runs the project's code from the virtual environment ``VIRTUAL_ENV`` names.
+    """
+
+    def argv(self) -> list[str]:
+        """The command line: ``dg dev -h HOST -p PORT``."""
+        dg = Path(sys.executable).with_name("dg")
+        return [str(dg), "dev", "-h", self.host, "-p", str(self.port)]
+
+    def cwd(self) -> Path:
+        """The project directory."""
+        return self.workspace
