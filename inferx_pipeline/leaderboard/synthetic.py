@@ -41,6 +41,7 @@ RECORD_DEFAULTS: dict[str, object] = {
     "client_version": "0.1.0", "simulated": False, "official": True, "status": "ok",
     "valid": True, "source": "inferx", "artifact_sha256": "a" * 64, "artifacts": "{}",
     "slurm_job_id": None, "slurm_cluster": None,
+    **{f"e2e_intvty_{s}": None for s in _STAT_SCALE},
 }  # fmt: skip
 RECORD_COLUMNS: tuple[str, ...] = tuple(RECORD_DEFAULTS)
 
@@ -150,6 +151,7 @@ def _measure(frame: pd.DataFrame, rng: np.random.Generator, simulated: bool) -> 
         out.update({
             f"ttft_{s}_s": ttft * tail, f"tpot_{s}_s": tpot, f"itl_{s}_s": tpot,
             f"e2el_{s}_s": ttft * tail + osl * tpot, f"intvty_{s}": intvty * scale,
+            f"e2e_intvty_{s}": osl / (ttft * tail + osl * tpot),
         })  # fmt: skip
     out.update({
         "success_rate": 1.0, "measured_isl": isl.astype(float), "measured_osl": osl.astype(float),

@@ -2,7 +2,8 @@
 
 Pure: no I/O, no clock. The field mapping is explicit (``LATENCY_KEYS``): latencies
 arrive in milliseconds (``mean_ttft_ms``) and leave in seconds (``ttft_mean_s``);
-interactivity is 1000 / TPOT(ms) at each statistic (tok/s/user); per-GPU throughput
+interactivity is 1000 / TPOT(ms) at each statistic (tok/s/user), E2E-normalized
+interactivity 1 / statistic of per-request E2EL per output token; per-GPU throughput
 is the server's token throughput divided by its GPUs (tp x pp x pcp).
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferx_pipeline.results import checks
+from inferx_pipeline.results.e2e_interactivity import e2e_interactivity
 from inferx_pipeline.results.record import (
     JobIdentity,
     ResultRecord,
@@ -104,6 +106,7 @@ def normalize(
         "artifacts": json.dumps(run.artifacts, sort_keys=True),
         "slurm_job_id": run.slurm_job_id,
         "slurm_cluster": run.slurm_cluster,
+        **e2e_interactivity(raw),
     }
     try:
         return ResultRecord(**fields)

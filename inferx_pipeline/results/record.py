@@ -194,6 +194,12 @@ class ResultRecord(FrozenModel):
     # where it ran: the Slurm allocation (None for other launchers and rows stored before)
     slurm_job_id: str | None
     slurm_cluster: str | None
+    # E2E-normalized interactivity, tok/s/user: 1 / statistic of per-request E2EL per output
+    # token (results.e2e_interactivity); null without per-request data and on older rows
+    e2e_intvty_mean: float | None = Field(ge=0, allow_inf_nan=False)
+    e2e_intvty_median: float | None = Field(ge=0, allow_inf_nan=False)
+    e2e_intvty_p90: float | None = Field(ge=0, allow_inf_nan=False)
+    e2e_intvty_p99: float | None = Field(ge=0, allow_inf_nan=False)
 
     @field_validator("started_at", "finished_at")
     @classmethod

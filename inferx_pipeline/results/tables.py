@@ -124,6 +124,10 @@ class ResultRow(Base):
     artifacts: Mapped[str] = mapped_column(Text)
     slurm_job_id: Mapped[str | None] = mapped_column(String)
     slurm_cluster: Mapped[str | None] = mapped_column(String)
+    e2e_intvty_mean: Mapped[float | None] = mapped_column(Float)
+    e2e_intvty_median: Mapped[float | None] = mapped_column(Float)
+    e2e_intvty_p90: Mapped[float | None] = mapped_column(Float)
+    e2e_intvty_p99: Mapped[float | None] = mapped_column(Float)
 
 
 class QuarantineRow(Base):

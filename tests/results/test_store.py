@@ -12,6 +12,7 @@ from sqlalchemy import create_engine, inspect
 
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.results import migrations
+from inferx_pipeline.results.e2e_interactivity import E2E_INTVTY_COLUMNS
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.record import RECORD_COLUMNS
 from inferx_pipeline.results.store import Rejection, ResultStore
@@ -23,7 +24,7 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0006"
+        assert context.get_current_revision() == "0007"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes
@@ -39,7 +40,7 @@ def test_rows_stored_before_the_slurm_columns_read_them_as_null(store_url: str) 
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0003")
-        old = record(1).model_dump(exclude={"slurm_job_id", "slurm_cluster"})
+        old = record(1).model_dump(exclude={"slurm_job_id", "slurm_cluster", *E2E_INTVTY_COLUMNS})
         conn.execute(RESULTS.insert(), [old])  # the row as revision 0003 stored it
     engine.dispose()
     store = ResultStore(store_url)
@@ -47,6 +48,21 @@ def test_rows_stored_before_the_slurm_columns_read_them_as_null(store_url: str) 
     frame = store.read_frame().set_index("run_id")
     assert pd.isna(frame.loc["run-1", "slurm_job_id"])
     assert frame.loc["run-2", ["slurm_job_id", "slurm_cluster"]].tolist() == ["7", "c"]
+    store.close()
+
+
+def test_rows_stored_before_e2e_interactivity_read_it_as_null(store_url: str) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0006")
+        old = record(1).model_dump(exclude=set(E2E_INTVTY_COLUMNS))
+        conn.execute(RESULTS.insert(), [old])  # the row as revision 0006 stored it
+    engine.dispose()
+    store = ResultStore(store_url)
+    store.write([record(2)])
+    frame = store.read_frame().set_index("run_id")
+    assert frame.loc["run-1", list(E2E_INTVTY_COLUMNS)].isna().all()
+    assert frame.loc["run-2", "e2e_intvty_median"] == pytest.approx(record(2).e2e_intvty_median)
     store.close()
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from inferx_pipeline.results import checks
+from inferx_pipeline.results.e2e_interactivity import E2E_INTVTY_COLUMNS
 from inferx_pipeline.results.importers.identity import ImportContext, resolve_identity, resolve_run
 from inferx_pipeline.results.normalize import METRICS, STATS, sampled_tpot
 from inferx_pipeline.results.record import ResultRecord, Source, image_tag, result_id
@@ -107,6 +108,7 @@ _ABSENT = (
     "started_at",
     "finished_at",
     "client_version",
+    *E2E_INTVTY_COLUMNS,  # aggregated rows keep no per-request data
 )
 
 
