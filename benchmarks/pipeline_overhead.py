@@ -217,15 +217,36 @@ def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
     return timings
 
 
-def _step_s(instance: dg.DagsterInstance, run_id: str) -> float:
-    """Seconds from the run's step start to its step success (the step's own time)."""
-    kinds = {dg.DagsterEventType.STEP_START, dg.DagsterEventType.STEP_SUCCESS}
-    stamps = [entry.timestamp for entry in instance.all_logs(run_id, of_type=kinds)]
-    return max(stamps) - min(stamps)
+# Where a click's time goes: the run's events in order, each phase ending at one.
+PHASES = {
+    "queued until the daemon dequeues it": dg.DagsterEventType.RUN_DEQUEUED,
+    "launch (run worker spawned)": dg.DagsterEventType.RUN_STARTING,
+    "run worker start, imports, definitions": dg.DagsterEventType.RUN_START,
+    "run start to step start": dg.DagsterEventType.STEP_START,
+    "step": dg.DagsterEventType.STEP_SUCCESS,
+    "step success to run success": dg.DagsterEventType.RUN_SUCCESS,
+}
+STEP = "step"
 
 
-def _clicks(work: Path) -> list[tuple[float, float]]:
-    """(click-to-SUCCESS, step) seconds of each of CLICKS one-partition runs in dagster dev."""
+def _phases(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
+    """Seconds of each of PHASES in run ``run_id``, from its creation (queueing) on."""
+    record = instance.get_run_record_by_id(run_id)
+    assert record is not None, run_id
+    stamps = {
+        entry.dagster_event_type: entry.timestamp
+        for entry in instance.all_logs(run_id, of_type=set(PHASES.values()))
+    }
+    before = record.create_timestamp.timestamp()
+    phases = {}
+    for name, kind in PHASES.items():
+        phases[name] = stamps[kind] - before
+        before = stamps[kind]
+    return phases
+
+
+def _clicks(work: Path) -> list[tuple[float, dict[str, float]]]:
+    """(click-to-SUCCESS s, phases) of each of CLICKS one-partition runs in dagster dev."""
     root = _base(work / "one-recipe")
     shutil.copy(SEEDS["h200"], root / "recipes" / "bench" / SEEDS["h200"].name)
     env = {**os.environ, "INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(work / "ui-state")}
@@ -266,7 +287,7 @@ def _clicks(work: Path) -> list[tuple[float, float]]:
                 time.sleep(0.05)  # polling the webserver as the UI does, under a deadline
             clicked = time.perf_counter() - started
             assert status == "SUCCESS", f"run {run.run_id}: {status}"
-            timings.append((clicked, _step_s(instance, run.run_id)))
+            timings.append((clicked, _phases(instance, run.run_id)))
     instance.dispose()
     return timings
 
@@ -302,15 +323,24 @@ def main() -> None:
                 f"load; {runs} run requests; {seconds / TICK_TARGET_S:.2f} of the "
                 f"{TICK_TARGET_S:.0f} s target)"
             )
-        clicks = _clicks(work)
-        clicked = statistics.median(c for c, _ in clicks)
-        step = statistics.median(s for _, s in clicks)
-        print(
-            f"click to SUCCESS (one partition, dagster dev), median of {CLICKS}: "
-            f"{clicked:.2f} s, the step itself {step:.2f} s, ratio {clicked / step:.1f}x; "
-            f"overhead {clicked - step:.2f} s ({(clicked - step) / CLICK_TARGET_S:.2f} of the "
-            f"{CLICK_TARGET_S:.0f} s target)"
-        )
+        print_clicks(_clicks(work))
+
+
+def print_clicks(clicks: list[tuple[float, dict[str, float]]]) -> None:
+    """The click-to-SUCCESS line, then the median of each phase, and the load average."""
+    clicked = statistics.median(c for c, _ in clicks)
+    step = statistics.median(p[STEP] for _, p in clicks)
+    print(
+        f"click to SUCCESS (one partition, dagster dev), median of {CLICKS}: "
+        f"{clicked:.2f} s, the step itself {step:.2f} s, ratio {clicked / step:.1f}x; "
+        f"overhead {clicked - step:.2f} s ({(clicked - step) / CLICK_TARGET_S:.2f} of the "
+        f"{CLICK_TARGET_S:.0f} s target)"
+    )
+    for name in PHASES:
+        print(f"  {name:<40} {statistics.median(p[name] for _, p in clicks):6.2f} s")
+    in_runs = statistics.median(sum(p.values()) for _, p in clicks)
+    print(f"  {'run success to the client seeing it':<40} {clicked - in_runs:6.2f} s")
+    print(f"  load average (1, 5, 15 min): {', '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

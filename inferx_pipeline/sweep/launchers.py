@@ -29,7 +29,6 @@ from inferx_pipeline.settings import Settings
 from inferx_pipeline.strict import FrozenModel
 from inferx_pipeline.sweep.backends import BackendSource, local_backend, simulator_backend
 from inferx_pipeline.sweep.pooled import docker_pools
-from inferx_pipeline.sweep.slurm_backends import slurm_pools
 
 
 class LauncherChoice(FrozenModel):
@@ -89,6 +88,9 @@ class LauncherChoice(FrozenModel):
         if self.kind == "slurm":
             if self.pools_file is None:
                 raise LaunchError("--launcher slurm needs --pools with a kind: slurm pools file")
+            # Imported here: its HTTP proxy's aiohttp costs every Dagster run worker ~0.4 s.
+            from inferx_pipeline.sweep.slurm_backends import slurm_pools
+
             slurm = slurm_pools(
                 settings, run_id=run_id, pools_file=self.pools_file, sim=in_docker, environ=environ
             )
