@@ -217,11 +217,13 @@ def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
     return timings
 
 
-# Where a click's time goes: the run's events in order, each phase ending at one.
+# Where a click's time goes: the run's events in order, each phase ending at the first of
+# its kind (the first engine event is the run worker's "Started process for run").
 PHASES = {
-    "queued until the daemon dequeues it": dg.DagsterEventType.RUN_DEQUEUED,
-    "launch (run worker spawned)": dg.DagsterEventType.RUN_STARTING,
-    "run worker start, imports, definitions": dg.DagsterEventType.RUN_START,
+    "submitted until queued": dg.DagsterEventType.RUN_ENQUEUED,
+    "queued until the daemon launches it": dg.DagsterEventType.RUN_STARTING,
+    "run worker spawned, instance opened": dg.DagsterEventType.ENGINE_EVENT,
+    "code location loaded in the worker": dg.DagsterEventType.RUN_START,
     "run start to step start": dg.DagsterEventType.STEP_START,
     "step": dg.DagsterEventType.STEP_SUCCESS,
     "step success to run success": dg.DagsterEventType.RUN_SUCCESS,
@@ -233,10 +235,10 @@ def _phases(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     """Seconds of each of PHASES in run ``run_id``, from its creation (queueing) on."""
     record = instance.get_run_record_by_id(run_id)
     assert record is not None, run_id
-    stamps = {
-        entry.dagster_event_type: entry.timestamp
-        for entry in instance.all_logs(run_id, of_type=set(PHASES.values()))
-    }
+    stamps: dict[dg.DagsterEventType, float] = {}
+    for entry in instance.all_logs(run_id, of_type=set(PHASES.values())):
+        if entry.dagster_event_type is not None:
+            stamps.setdefault(entry.dagster_event_type, entry.timestamp)
     before = record.create_timestamp.timestamp()
     phases = {}
     for name, kind in PHASES.items():
