@@ -20,15 +20,12 @@ from rich.console import Console
 from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.launch_flags import launch_options, pop_launcher, pop_sweep_options
 from inferx_pipeline.cli.selection import pop_selection, selection_options
-from inferx_pipeline.evals.catalog import load_eval_catalog
-from inferx_pipeline.evals.harness import LmEvalHarness
-from inferx_pipeline.evals.venv import lm_eval_python
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.console import RichProgress, counts_line, summary_table
-from inferx_pipeline.sweep.evaluate import EvalSetup
+from inferx_pipeline.sweep.evaluate import eval_setup
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.signals import terminate_as_interrupt
 from inferx_pipeline.sweep.status import load_policy
@@ -73,13 +70,3 @@ def sweep(
     console.print(counts_line(report))
     if not report.ok:
         click.get_current_context().exit(130 if "cancelled" in report.counts() else 1)
-
-
-def eval_setup(settings: Settings) -> EvalSetup:
-    """The real harness, the eval catalog and the host's Hugging Face home."""
-    return EvalSetup(
-        catalog=load_eval_catalog(settings.catalog_dir),
-        harness=LmEvalHarness(),
-        python=lm_eval_python(settings.root, settings.lm_eval_python),
-        hf_home=settings.hf_home,
-    )

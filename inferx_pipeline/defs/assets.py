@@ -7,7 +7,11 @@ database, the leaderboard is a directory; each asset reads its inputs from there
 
 A sweep run over several partitions measures every cell of the run in one
 ``run_sweep`` call, so each server group starts once for all its concurrencies; each
-partition then shows its own cell's numbers (``defs/cells.py``). A run in which any job
+partition then shows its own cell's numbers (``defs/cells.py``). The run config's eval
+mode adds the cells' eval jobs, scored by lm-eval (the ``evals`` resource) after their
+throughput points, or alone (evals-only), exactly as ``inferx sweep`` does; the sweep
+asset's ``eval_thresholds`` check fails with each eval job below its threshold. A run in
+which any job
 fails still records every outcome (nothing measured is lost), then fails, so its
 partitions show as failed and a retry measures only what is missing (good points are
 reused).
@@ -29,7 +33,12 @@ from inferx_pipeline.defs.partitions import (
     images_name,
     sweep_partitions,
 )
-from inferx_pipeline.defs.resources import LauncherResource, ProjectResource, ResultsResource
+from inferx_pipeline.defs.resources import (
+    EvalsResource,
+    LauncherResource,
+    ProjectResource,
+    ResultsResource,
+)
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
 from inferx_pipeline.errors import ImageRefError
 from inferx_pipeline.golden import load_golden
@@ -179,6 +188,7 @@ def _measure(
     sku: str,
     project: ProjectResource,
     launcher: LauncherResource,
+    evals: EvalsResource,
 ) -> dg.MaterializeResult:
     settings = _settings_for_run(context, project)
     options = config.options(launcher.options())
@@ -186,8 +196,8 @@ def _measure(
     keyed = cells_of(context.instance, sku, context.partition_keys)
     cells = list(keyed.values())
     _check_images(sku, cells)
-    matrix = load_matrix(MatrixRequest(paths=(), selection=Selection(skus=(sku,))), settings)
-    jobs = cell_jobs(matrix.jobs, cells)
+    request = MatrixRequest(paths=(), selection=Selection(skus=(sku,)), evals=config.evals)
+    jobs = cell_jobs(load_matrix(request, settings).jobs, cells)
     artifacts = project.artifacts()
     policy = load_policy(settings.catalog_dir)
     report = run_sweep(
@@ -198,6 +208,7 @@ def _measure(
         options=options,
         progress=LogProgress(context.log),
         run_id=context.run.run_id,
+        evals=evals.setup(settings) if any(job.run_eval for job in jobs) else None,
     )
     shown = metadata.sweep_metadata(report, jobs, cells, artifacts)
     failed = [o for o in report.outcomes if not o.good]
@@ -227,7 +238,23 @@ def _measure(
             **metadata.run_metadata(report),
         },
     )
-    return dg.MaterializeResult(check_results=[check])
+    return dg.MaterializeResult(check_results=[check, _eval_scores(report)])
+
+
+def _eval_scores(report: SweepReport) -> dg.AssetCheckResult:
+    """Fails with each eval job of the run whose score is below its threshold."""
+    scored = [(o.job_id, o.eval) for o in report.outcomes if o.eval is not None]
+    below = [(job, e.task, e.exact_match, e.threshold) for job, e in scored if not e.passed]
+    return dg.AssetCheckResult(
+        check_name=EVAL_CHECK,
+        passed=not below,
+        metadata={
+            "below_threshold": dg.MetadataValue.md(
+                metadata.markdown_table(("eval job", "task", "score", "threshold"), below)
+            ),
+            "scored_jobs": dg.MetadataValue.int(len(scored)),
+        },
+    )
 
 
 def _check_images(sku: str, cells: Sequence[Cell]) -> None:
@@ -286,7 +313,12 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
                 SANITY_CHECK,
                 asset=key,
                 description="Success rate and realized acceptance length within policy.",
-            )
+            ),
+            dg.AssetCheckSpec(
+                EVAL_CHECK,
+                asset=key,
+                description="Every eval job of the run reaches its threshold (none: passes).",
+            ),
         ],
     )
     def sweep(
@@ -294,8 +326,9 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
         config: SweepConfig,
         project: ProjectResource,
         launcher: LauncherResource,
+        evals: EvalsResource,
     ) -> dg.MaterializeResult:
-        return _measure(context, config, sku, project, launcher)
+        return _measure(context, config, sku, project, launcher, evals)
 
     return sweep
 

@@ -4,7 +4,10 @@ A cell (SKU, concurrency, image) holds the SKU's jobs at that concurrency which 
 that image. Its materialization carries float metadata for the cell's headline job
 (the highest throughput per GPU among its good results), so the asset's Plots tab
 draws throughput and latency over images and concurrencies; a table with a schema
-lists every job of the cell; a reused point links the Dagster run that measured it.
+lists every job of the cell; a reused point links the Dagster run that measured it. A
+cell with eval jobs carries their scores: a table of each, and the lowest one's numbers
+(what the threshold judges: exact match and standard error per filter, documents, task,
+threshold, passed).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable, Sequence
 import dagster as dg
 
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
@@ -33,6 +37,18 @@ JOBS_SCHEMA = dg.TableSchema(
         dg.TableColumn("measured in run", "string", description="The run that measured it."),
         dg.TableColumn("slurm job", "string", description="cluster:job id of its allocation."),
         dg.TableColumn("result", "string", description="The RawResult JSON in the artifacts."),
+    ]
+)
+
+
+EVALS_SCHEMA = dg.TableSchema(
+    columns=[
+        dg.TableColumn("job", "string", description="The eval job."),
+        dg.TableColumn("task", "string", description="Task (catalog/evals.yaml)."),
+        dg.TableColumn("scores", "string", description="Exact match +/- stderr per filter."),
+        dg.TableColumn("documents", "int", description="Documents scored."),
+        dg.TableColumn("threshold", "float", description="Lowest passing exact match."),
+        dg.TableColumn("passed", "bool", description="Every filter reached the threshold."),
     ]
 )
 
@@ -88,6 +104,45 @@ def _headline(
     return max(good, key=lambda item: item[2].total_token_throughput / item[1].gpus)
 
 
+def _eval_row(job_id: str, scored: EvalResult) -> dg.TableRecord:
+    scores = "; ".join(f"{f.filter} {f.exact_match:.3f} +/- {f.stderr:.3f}" for f in scored.filters)
+    return dg.TableRecord(
+        {
+            "job": job_id,
+            "task": scored.task,
+            "scores": scores,
+            "documents": scored.n_effective,
+            "threshold": scored.threshold,
+            "passed": scored.passed,
+        }
+    )
+
+
+def eval_metadata(
+    outcomes: Sequence[tuple[JobOutcome, BenchmarkJob]],
+) -> dict[str, dg.MetadataValue]:
+    """The eval scores among ``outcomes``: every one as a table row, the lowest one's
+    numbers as values (the Plots tab charts them); {} when the cell has no eval job."""
+    scored = [(o.job_id, o.eval) for o, _ in outcomes if o.eval is not None]
+    if not scored:
+        return {}
+    job_id, lowest = min(scored, key=lambda item: item[1].exact_match)
+    shown: dict[str, dg.MetadataValue] = {
+        "evals": dg.MetadataValue.table(
+            [_eval_row(job, result) for job, result in scored], schema=EVALS_SCHEMA
+        ),
+        "eval_job": dg.MetadataValue.text(job_id),
+        "eval_task": dg.MetadataValue.text(lowest.task),
+        "eval_documents": dg.MetadataValue.int(lowest.n_effective),
+        "eval_threshold": dg.MetadataValue.float(lowest.threshold),
+        "eval_passed": dg.MetadataValue.bool(lowest.passed),
+    }
+    for score in lowest.filters:
+        shown[f"eval_exact_match[{score.filter}]"] = dg.MetadataValue.float(score.exact_match)
+        shown[f"eval_stderr[{score.filter}]"] = dg.MetadataValue.float(score.stderr)
+    return shown
+
+
 def cell_metadata(
     cell: Cell,
     outcomes: Sequence[tuple[JobOutcome, BenchmarkJob]],
@@ -106,6 +161,7 @@ def cell_metadata(
         "per_job": dg.MetadataValue.table(
             [_row(outcome, job, artifacts) for outcome, job in outcomes], schema=JOBS_SCHEMA
         ),
+        **eval_metadata(outcomes),
     }
     best = _headline(outcomes)
     if best is None:

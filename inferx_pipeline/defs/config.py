@@ -2,9 +2,10 @@
 
 ``SweepConfig`` is the sweep asset's config. Every field is optional: a click on
 "Materialize" measures with the launcher resource's values (reusing good points),
-while the launchpad ("Open launchpad" on the same button) offers ``force`` and fresh
-point sizes one edit away. Whatever launched a run (UI, sensor, CLI, backfill), the
-asset records the launcher, the effective options and the project root as run tags.
+while the launchpad ("Open launchpad" on the same button) offers ``force``, fresh
+point sizes and the eval mode (``inferx sweep``'s ``--evals`` flags) one edit away.
+Whatever launched a run (UI, sensor, CLI, backfill), the asset records the launcher, the
+effective options and the project root as run tags.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from inferx_pipeline.defs.tags import (
     ROOT_TAG,
     SKU_TAG,
 )
+from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.sweep.report import SweepOptions
 
 # Options a run records in its tags (the rest are constant per deployment).
@@ -46,10 +48,16 @@ class SweepConfig(dg.Config):
     warmup_prompts: int | None = Field(
         default=None, ge=0, description="Requests sent once after health, before the first point."
     )
+    evals: EvalMode = Field(
+        default="none",
+        description="Eval jobs of the cells (catalog/eval-policy.yaml): none; default (after "
+        "their throughput points); evals-only or all (eval jobs only), as inferx sweep "
+        "--evals, --evals-only and --all-evals.",
+    )
 
     def options(self, base: SweepOptions) -> SweepOptions:
         """``base`` with this run's choices applied (``force`` adds, never removes)."""
-        chosen = self.model_dump(exclude={"force"}, exclude_none=True)
+        chosen = self.model_dump(exclude={"force", "evals"}, exclude_none=True)
         return base.model_copy(update={**chosen, "force": base.force or self.force})
 
 

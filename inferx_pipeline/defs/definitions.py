@@ -42,6 +42,7 @@ from inferx_pipeline.defs.assets import (
 from inferx_pipeline.defs.freshness import load_freshness, with_freshness
 from inferx_pipeline.defs.jobs import publish_job, sweep_job
 from inferx_pipeline.defs.resources import (
+    EvalsResource,
     LauncherResource,
     ProjectResource,
     RecipeRepoResource,
@@ -89,6 +90,8 @@ def default_resources(settings: Settings) -> dict[str, object]:
             pools_file=str(settings.runner_pools) if settings.runner_pools else None,
             host_file=str(settings.local_host) if settings.local_host else None,
         ),
+        # Eval jobs scored by lm-eval from the settings' python and HF home, as inferx sweep.
+        "evals": EvalsResource(),
         "registries": Registries(load_registry_config(settings.registries)),
         "recipes_repo": RecipeRepoResource(
             source=settings.recipes_repo, branch=settings.recipes_branch

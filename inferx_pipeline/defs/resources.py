@@ -1,6 +1,6 @@
 """Dagster resources: where the project lives, how sweeps launch, where results go.
 
-Configurable in the UI's launchpad (``project``, ``launcher``, ``results``); the
+Configurable in the UI's launchpad (``project``, ``launcher``, ``results``, ``evals``); the
 registry and the watched recipe repository are plain objects handed in by
 ``definitions.build_definitions`` so that tests pass the package's fakes.
 """
@@ -14,10 +14,12 @@ import dagster as dg
 from pydantic import Field
 
 from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.evals.harness import Harness, LmEvalHarness
 from inferx_pipeline.gitrepo import WatchedRepo
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import BackendSource
+from inferx_pipeline.sweep.evaluate import EvalSetup, eval_setup
 from inferx_pipeline.sweep.launchers import LauncherChoice
 from inferx_pipeline.sweep.report import SweepOptions
 
@@ -134,6 +136,32 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
     def source(self, settings: Settings, *, run_id: str, skus: list[str]) -> BackendSource:
         """Where this run's servers start (secrets read from this process's environment)."""
         return self.choice().source(settings, run_id=run_id, skus=skus, environ=os.environ)
+
+
+class EvalsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
+    """How a sweep run scores its eval jobs: lm-eval, as ``inferx sweep`` runs it.
+
+    Unset fields keep the project's settings (``INFERX_LM_EVAL_PYTHON``, else the venv
+    ``scripts/lm-eval-env`` caches; ``INFERX_HF_HOME``). Tests subclass it with a
+    ``harness`` that returns ``evals.fake.FakeHarness``.
+    """
+
+    lm_eval_python: str | None = Field(
+        default=None, description="Python of a venv holding lm-eval[api]; none: the settings'."
+    )
+    hf_home: str | None = Field(
+        default=None, description="Hugging Face home whose datasets cache the evals read."
+    )
+
+    def harness(self) -> Harness:
+        """The harness that scores each eval job (the real lm-eval)."""
+        return LmEvalHarness()
+
+    def setup(self, settings: Settings) -> EvalSetup:
+        """The ``EvalSetup`` of ``settings`` with this resource's choices applied."""
+        chosen = {"lm_eval_python": self.lm_eval_python, "hf_home": self.hf_home}
+        update = {name: Path(value) for name, value in chosen.items() if value is not None}
+        return eval_setup(settings.model_copy(update=update), self.harness())
 
 
 class RecipeRepoResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself

@@ -1,7 +1,8 @@
 """Eval points of a sweep: lm-eval against the group's running server, scored and kept.
 
 ``EvalSetup`` is what a sweep needs to score eval jobs (the eval catalog, the harness and
-its interpreter, the host's Hugging Face home). ``score_point`` refuses a server whose
+its interpreter, the host's Hugging Face home); ``eval_setup`` builds it from the settings,
+for ``inferx sweep`` and the Dagster sweep assets alike. ``score_point`` refuses a server whose
 final argv/env carries synthetic acceptance (before anything is sent), runs the harness
 in a scratch directory at the job's concurrency, and returns the ``EvalEvidence`` an
 attempt stores: the ``EvalResult`` document, the sample-level output file, the harness's
@@ -16,14 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inferx_pipeline.bench.result import MetadataValue
-from inferx_pipeline.evals.catalog import EvalCatalog
-from inferx_pipeline.evals.harness import LOG_FILE, Harness
+from inferx_pipeline.evals.catalog import EvalCatalog, load_eval_catalog
+from inferx_pipeline.evals.harness import LOG_FILE, Harness, LmEvalHarness
 from inferx_pipeline.evals.invocation import lm_eval_run
 from inferx_pipeline.evals.result import EvalResult
+from inferx_pipeline.evals.venv import lm_eval_python
 from inferx_pipeline.evals.verification import check_real_verification
 from inferx_pipeline.launch.base import ServerHandle
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.groups import twin_key
 
 DEFAULT_TIMEOUT_S = 4 * 3600.0
@@ -40,6 +43,19 @@ class EvalSetup:
     python: Path  # the lm-eval venv's interpreter (scripts/lm-eval-env)
     hf_home: Path  # the host's Hugging Face home (datasets read offline)
     timeout_s: float = DEFAULT_TIMEOUT_S  # one harness run, seconds
+
+
+def eval_setup(settings: Settings, harness: Harness | None = None) -> EvalSetup:
+    """The eval catalog of ``settings``, ``harness`` (default: the real lm-eval), its python
+    (``settings.lm_eval_python``, else the venv ``scripts/lm-eval-env`` caches: built on
+    first use, minutes) and the host's Hugging Face home. EvalError when there is no
+    lm-eval python to be had."""
+    return EvalSetup(
+        catalog=load_eval_catalog(settings.catalog_dir),
+        harness=harness or LmEvalHarness(),
+        python=lm_eval_python(settings.root, settings.lm_eval_python),
+        hf_home=settings.hf_home,
+    )
 
 
 @dataclass

@@ -41,7 +41,9 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
         "leaderboard:completeness",
         "normalized_results:eval_thresholds",
         "recipes:policy_rules",
+        "sweep/h200:eval_thresholds",
         "sweep/h200:result_sanity",
+        "sweep/mi325x:eval_thresholds",
         "sweep/mi325x:result_sanity",
     ]
     for sku, concs in {
@@ -67,6 +69,7 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
         "record_failed_sweeps",
     ]
     assert sorted(defs.resources or {}) == [
+        "evals",
         "launcher",
         "project",
         "recipes_repo",
