@@ -71,13 +71,6 @@ def _result_path(outcome: JobOutcome, artifacts: ArtifactStore) -> str:
     return str(artifacts.path(sha)) if sha else ""
 
 
-def _slurm_job(outcome: JobOutcome) -> str:
-    """``cluster:job id`` of the Slurm allocation the point ran in; "" off Slurm."""
-    where = outcome.manifest.provenance if outcome.manifest else {}
-    job_id = where.get("slurm_job_id", "")
-    return f"{where.get('slurm_cluster', '')}:{job_id}".lstrip(":") if job_id else ""
-
-
 def _row(outcome: JobOutcome, job: BenchmarkJob, artifacts: ArtifactStore) -> dg.TableRecord:
     result = outcome.result if outcome.good else None
     numbers = _floats(result, job.gpus) if result else {}
@@ -89,7 +82,7 @@ def _row(outcome: JobOutcome, job: BenchmarkJob, artifacts: ArtifactStore) -> dg
             **{name: numbers.get(name) for name in ("TTFT p50 ms", "TPOT p50 ms", "E2EL p50 ms")},
             "simulated": bool(result.metadata.get("simulated")) if result else None,
             "measured in run": outcome.manifest.run_id if outcome.manifest else "",
-            "slurm job": _slurm_job(outcome),
+            "slurm job": outcome.slurm_job,
             "result": _result_path(outcome, artifacts),
         }
     )
@@ -174,8 +167,8 @@ def cell_metadata(
         "reused": dg.MetadataValue.bool(outcome.status == "reused"),
         "artifacts": dg.MetadataValue.path(_result_path(outcome, artifacts)),
     }
-    if slurm_job := _slurm_job(outcome):
-        shown["slurm_job"] = dg.MetadataValue.text(slurm_job)
+    if outcome.slurm_job:
+        shown["slurm_job"] = dg.MetadataValue.text(outcome.slurm_job)
     source = outcome.manifest.run_id if outcome.manifest else None
     if outcome.status == "reused" and source is not None:
         shown["measured_in"] = (

@@ -57,8 +57,10 @@ class RichProgress:
 def summary_table(report: SweepReport) -> Table:
     """One row per job: status, throughput, latency (an eval job: its score), and why it failed."""
     table = Table(title=f"sweep {report.run_id[:12]}: {report.server_launches} server launches")
-    columns = ("job", "status", "out tok/s", "TPOT ms", "AL", "eval", "attempts", "detail")
-    for column in columns:
+    columns = ["job", "status", "out tok/s", "TPOT ms", "AL", "eval", "attempts", "detail"]
+    # Only a sweep on Slurm has allocations to name.
+    on_slurm = any(o.slurm_job for o in report.outcomes)
+    for column in [*columns, "slurm job"] if on_slurm else columns:
         table.add_column(column, overflow="fold")
     for o in report.outcomes:
         r = o.result
@@ -72,6 +74,7 @@ def summary_table(report: SweepReport) -> Table:
             _score(o),
             ",".join(str(a) for a in o.attempts),
             o.message.splitlines()[0][:120] if o.message else "",
+            *([o.slurm_job] if on_slurm else []),
         )
     return table
 

@@ -84,6 +84,13 @@ class JobOutcome(FrozenModel):
     def good(self) -> bool:
         return self.status in GOOD_STATUSES
 
+    @property
+    def slurm_job(self) -> str:
+        """``cluster:job id`` of the Slurm allocation its attempt ran in; "" off Slurm."""
+        where = self.manifest.provenance if self.manifest else {}
+        job_id = where.get("slurm_job_id", "")
+        return f"{where.get('slurm_cluster', '')}:{job_id}".lstrip(":") if job_id else ""
+
     @classmethod
     def of(cls, job: BenchmarkJob, status: JobStatus, message: str = "") -> JobOutcome:
         """An outcome for ``job`` with no attempt (reused results and cancellations add theirs)."""

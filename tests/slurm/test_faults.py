@@ -210,6 +210,8 @@ def test_scancel_from_outside_cancels_the_rest_without_a_retry(faults: Fixture) 
 
 
 def test_the_time_limit_ends_the_group_as_time_limit(faults: Fixture) -> None:
+    # 60-90 s whatever slurm.conf says: limits are whole minutes (sbatch rounds --time=0:10
+    # up to 1) and slurmctld checks them every 30 s (PERIODIC_TIMEOUT, compiled in).
     jobs = _jobs(faults.project, 2)
     crawl = SLOW_SIM.model_copy(update={"time_scale": 20.0})  # a point outlasts the limit
     report, tracking = _sweep(faults, jobs, 0, lambda h: None, sim=crawl, time_limit="1")
