@@ -87,10 +87,12 @@ def run_cells(
     *,
     reason: str,
     tags: dict[str, str] | None = None,
+    sweep: dict[str, object] | None = None,
 ) -> None:
     """Run (or queue) ``cells`` as the shared flags say; print the runs and the site path.
 
-    Exits 1 when a run failed (its outcomes are still recorded and published).
+    ``sweep`` is the sweep asset config of every run (e.g. its eval mode). Exits 1 when a
+    run failed (its outcomes are still recorded and published).
     """
     webserver = flags.pop("webserver")
     home = flags.pop("dagster_home")
@@ -106,7 +108,8 @@ def run_cells(
             finally:
                 instance.dispose()
         client = graphql_client(webserver)
-        console.print(_table(submit_cells(client, cells, ladder_of, reason=reason, tags=tags)))
+        queued = submit_cells(client, cells, ladder_of, reason=reason, tags=tags, sweep=sweep)
+        console.print(_table(queued))
         return
     # Dagster flags pools and single-run backfills as beta on every load; we use them on purpose.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -115,7 +118,14 @@ def run_cells(
     defs = build_definitions(settings, ladder_of=ladder_of)
     instance = local_instance(home if isinstance(home, Path) else settings.dagster_home)
     runs = run_cells_in_process(
-        defs, instance, cells, ladder_of, reason=reason, tags=tags, run_config=launcher.run_config()
+        defs,
+        instance,
+        cells,
+        ladder_of,
+        reason=reason,
+        tags=tags,
+        run_config=launcher.run_config(),
+        sweep=sweep,
     )
     console.print(_table(runs))
     failed = [run for run in runs if run.status != "SUCCESS"]

@@ -19,7 +19,7 @@ import dagster as dg
 from dagster_graphql import DagsterGraphQLClient
 from pydantic import Field
 
-from inferx_pipeline.defs.assets import pool_name
+from inferx_pipeline.defs.assets import pool_name, sweep_key
 from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
 from inferx_pipeline.defs.partitions import add_images, range_tags
 from inferx_pipeline.defs.tags import REASON_TAG
@@ -154,6 +154,17 @@ def _outcome(cell_range: CellRange, result: dg.ExecuteInProcessResult) -> RangeR
     )
 
 
+def sweep_run_config(
+    sku: str, run_config: Mapping[str, object] | None, sweep: Mapping[str, object] | None
+) -> dict[str, object]:
+    """``run_config`` plus ``sweep`` (``SweepConfig`` choices, e.g. ``{"evals": "default"}``)
+    as the config of ``sku``'s sweep asset."""
+    if not sweep:
+        return dict(run_config or {})
+    op = sweep_key(sku).to_python_identifier()  # the asset's op, as Dagster names it
+    return {**(run_config or {}), "ops": {op: {"config": dict(sweep)}}}
+
+
 def run_cells_in_process(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -163,11 +174,13 @@ def run_cells_in_process(
     reason: str,
     tags: Mapping[str, str] | None = None,
     run_config: Mapping[str, object] | None = None,
+    sweep: Mapping[str, object] | None = None,
 ) -> list[RangeRun]:
     """Materialize ``cells`` here, one run per rectangle, recorded on ``instance``.
 
-    ``run_config`` is added to the console logger's (e.g. the sweep asset's ``force``).
-    Images are registered as partitions first. A failed run does not stop the others.
+    ``run_config`` is added to the console logger's (e.g. the launcher resource's), and
+    ``sweep`` is each run's sweep asset config (``sweep_run_config``). Images are
+    registered as partitions first. A failed run does not stop the others.
     """
     cell_list = list(cells)
     add_images(instance, cell_list)
@@ -175,7 +188,7 @@ def run_cells_in_process(
     for cell_range in covering_ranges(cell_list, ladder_of):
         job = defs.resolve_job_def(sweep_job_name(cell_range.sku))
         result = job.execute_in_process(
-            run_config={**CONSOLE_INFO, **(run_config or {})},
+            run_config={**CONSOLE_INFO, **sweep_run_config(cell_range.sku, run_config, sweep)},
             instance=instance,
             tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason},
             raise_on_error=False,
@@ -216,17 +229,19 @@ def submit_cells(
     reason: str,
     tags: Mapping[str, str] | None = None,
     config: Mapping[str, object] | None = None,
+    sweep: Mapping[str, object] | None = None,
 ) -> list[RangeRun]:
     """Queue one run per rectangle of ``cells`` on a deployment (its daemon launches them).
 
-    ``config`` is the runs' run config (e.g. the launcher resource's point sizes). The
-    image partitions must exist there (``inferx images add`` against its instance).
+    ``config`` is the runs' run config (e.g. the launcher resource's point sizes), ``sweep``
+    their sweep asset config. The image partitions must exist there (``inferx images add``
+    against its instance).
     """
     runs = []
     for cell_range in covering_ranges(cells, ladder_of):
         run_id = client.submit_job_execution(
             sweep_job_name(cell_range.sku),
-            run_config=dict(config or {}),
+            run_config=sweep_run_config(cell_range.sku, config, sweep),
             tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason},
         )
         runs.append(RangeRun(cells=cell_range, run_id=run_id, status="QUEUED"))

@@ -110,8 +110,11 @@ def test_a_cell_scores_its_eval_after_its_point_and_the_check_fails_below_thresh
     assert f"| {job_id} | gsm8k | 0.25 | 0.9 |" in table
 
 
-def test_evals_only_stores_what_inferx_sweep_evals_only_reuses(
-    project: Project, instance: dg.DagsterInstance, monkeypatch: pytest.MonkeyPatch
+def test_evals_only_stores_what_inferx_sweep_and_materialize_evals_only_reuse(
+    project: Project,
+    instance: dg.DagsterInstance,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     _evaluated(project)
     cell, run = _run(project, instance, _fake(1.0), "evals-only")
@@ -131,9 +134,16 @@ def test_evals_only_stores_what_inferx_sweep_evals_only_reuses(
     result = CliRunner().invoke(cli, ["sweep", "--evals-only", "--recipe", H200_RECIPE, *flags])
     assert result.exit_code == 0, result.output
     assert "reused" in result.output and "1.000" in result.output
+    # inferx materialize --evals-only: the same cell through Dagster, from the command line.
+    home = ["--dagster-home", str(tmp_path / "dagster"), "--no-publish"]
+    materialized = CliRunner().invoke(
+        cli, ["materialize", "--evals-only", "--recipe", H200_RECIPE, *flags, *home]
+    )
+    assert materialized.exit_code == 0, materialized.output
+    assert "SUCCESS" in materialized.output and "1 reused" in materialized.output
     artifacts = ArtifactStore(project.settings.artifacts_dir)
     ingested = ingest_evals(artifacts, project.settings.results_url)
-    assert ingested.written == 1  # one stored score: the CLI reused the Dagster run's
+    assert ingested.written == 1  # one stored score: both commands reused the first run's
 
 
 def test_the_real_lm_eval_scores_a_cell_through_dagster(
