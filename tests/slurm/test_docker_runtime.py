@@ -105,6 +105,25 @@ def test_sweep_on_a_docker_pool_measures_ingests_and_leaves_nothing(
     _assert_containers_gone(docker_engine)
 
 
+def test_materialize_on_a_docker_pool_succeeds_and_leaves_nothing(
+    project: Project,
+    slurm_cluster: Cluster,
+    docker_engine: DockerEngine,
+    sim_image: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SLURM_CONF", str(slurm_cluster.conf))
+    pools = write_pools(tmp_path / "slurm-pools.yaml", **_docker_pool(docker_engine, tmp_path))
+    args = ["materialize", "--recipe", MI325X, "--launcher", "slurm", "--pools", str(pools)]
+    result = CliRunner().invoke(cli, [*args, "--sim-image", sim_image, *FAST])
+    assert result.exit_code == 0, result.output
+    assert "SUCCESS" in result.output and "8 ok" in result.output
+    assert len(submitted_job_ids(project.settings)) == 1
+    assert_queue_drains(slurm_cluster)
+    _assert_containers_gone(docker_engine)
+
+
 def test_scancel_from_outside_removes_the_jobs_container(
     slurm_cluster: Cluster, docker_engine: DockerEngine, sim_image: str, tmp_path: Path
 ) -> None:
