@@ -13,6 +13,10 @@ from inferx_pipeline.strict import FrozenModel
 
 Stat = Literal["mean", "median", "p90", "p99"]
 STATS: tuple[Stat, ...] = ("mean", "median", "p90", "p99")
+# Interactivity axes (tok/s/user): 1000 / TPOT ms, and InferenceX's agentic north star,
+# E2E-normalized interactivity (1 / statistic of E2EL per output token).
+Axis = Literal["intvty", "e2e_intvty"]
+AXES: tuple[Axis, ...] = ("intvty", "e2e_intvty")
 Direction = Literal["higher", "lower"]
 
 

@@ -23,7 +23,7 @@ IDENTITY_COLUMNS: tuple[str, ...] = (
 MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu",
     *(f"{m}_{s}_s" for m in ("ttft", "e2el") for s in ("mean", "median", "p90", "p99")),
-    *(f"intvty_{s}" for s in ("mean", "median", "p90", "p99")),
+    *(f"{axis}_{s}" for axis in ("intvty", "e2e_intvty") for s in ("mean", "median", "p90", "p99")),
 )  # fmt: skip
 PROVENANCE_COLUMNS: tuple[str, ...] = (
     "attempt", "started_at", "finished_at", "simulated", "official", "status", "valid",

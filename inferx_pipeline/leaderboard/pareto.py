@@ -11,15 +11,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from inferx_pipeline.leaderboard.config import Stat
+from inferx_pipeline.leaderboard.config import Axis, Stat
 from inferx_pipeline.leaderboard.frame import GROUP_KEYS
 
 THROUGHPUT = "tput_per_gpu"
 
 
-def interactivity_column(stat: Stat) -> str:
-    """The interactivity column (tok/s/user) for a percentile statistic."""
-    return f"intvty_{stat}"
+def interactivity_column(stat: Stat, axis: Axis = "intvty") -> str:
+    """The interactivity column (tok/s/user) on ``axis`` for a percentile statistic."""
+    return f"{axis}_{stat}"
 
 
 def pareto_mask(

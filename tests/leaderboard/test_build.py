@@ -15,7 +15,7 @@ from inferx_pipeline.leaderboard.board import compute_leaderboard
 from inferx_pipeline.leaderboard.build import SiteManifest, build_site, build_site_from_store
 from inferx_pipeline.leaderboard.config import LeaderboardConfig
 from inferx_pipeline.leaderboard.frame import current, prepare
-from inferx_pipeline.leaderboard.pareto import pareto_front
+from inferx_pipeline.leaderboard.pareto import pareto_front, pareto_mask
 from inferx_pipeline.results.store import ResultStore
 from tests.leaderboard.conftest import CATALOG_DIR, GENERATED_AT
 
@@ -51,15 +51,22 @@ def test_model_page_numbers_match_the_fronts(
     assert set(data["charts"]) == {"mean", "median", "p90", "p99"}
     assert set(data["charts"]["median"]) == {
         "throughput", "ttft", "e2el", "cost@on-demand", "cost@reserved-1y",
+        "e2e-throughput", "e2e-cost@on-demand", "e2e-cost@reserved-1y",
     }  # fmt: skip
     shown = current(prepare(sweep))
     mine = shown.loc[(shown["model"] == data["model"]) & (shown["workload"] == data["workload"])]
     front = pareto_front(mine, "median")
     traces = list(data["charts"]["median"]["throughput"]["data"])
-    drawn = sorted((x, y) for t in traces if t["name"] != "non-optimal points"
-                   for x, y in zip(t["x"], t["y"], strict=True))  # fmt: skip
     want = sorted(zip(front["intvty_median"], front["tput_per_gpu"], strict=True))
-    assert [v for p in drawn for v in p] == pytest.approx([v for p in want for v in p])
+    assert _front_points(traces) == pytest.approx([v for p in want for v in p])
+    # The X-axis choice: the same points' fronts against E2E-normalized interactivity.
+    e2e = data["charts"]["median"]["e2e-throughput"]
+    e2e_front = mine.loc[pareto_mask(mine, "e2e_intvty_median")]
+    want = sorted(zip(e2e_front["e2e_intvty_median"], e2e_front["tput_per_gpu"], strict=True))
+    assert _front_points(e2e["data"]) == pytest.approx([v for p in want for v in p])
+    assert e2e["layout"]["xaxis"]["title"]["text"].startswith(
+        "E2E-normalized interactivity, median (tok/s/user"
+    )
     assert traces[-1]["name"] == "non-optimal points" and traces[-1]["visible"] == "legendonly"
     hover = traces[0]["customdata"][0]
     assert hover[0] in set(mine["recipe_id"]) and hover[4] == "simulated"
@@ -73,6 +80,13 @@ def test_model_page_numbers_match_the_fronts(
     assert got["tput_per_gpu"].to_numpy(float) == pytest.approx(
         got["tput_per_gpu_want"].to_numpy(float), nan_ok=True
     )
+
+
+def _front_points(traces: list[dict]) -> list[float]:  # type: ignore[type-arg]  # parsed JSON
+    """x, y, x, y ... of every front trace's points, sorted by point."""
+    drawn = sorted((x, y) for t in traces if t["name"] != "non-optimal points"
+                   for x, y in zip(t["x"], t["y"], strict=True))  # fmt: skip
+    return [v for point in drawn for v in point]
 
 
 def test_downloads_and_badges(built_site: tuple[Path, SiteManifest]) -> None:

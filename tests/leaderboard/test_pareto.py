@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.leaderboard.board import compute_leaderboard, front_column
+from inferx_pipeline.leaderboard.config import LeaderboardConfig
 from inferx_pipeline.leaderboard.frame import prepare
 from inferx_pipeline.leaderboard.pareto import pareto_front, pareto_mask
 from inferx_pipeline.leaderboard.synthetic import frame_from_rows
@@ -57,3 +60,27 @@ def test_empty_and_nan_rows() -> None:
     rows.loc[0, "intvty_p90"] = float("nan")
     assert pareto_mask(rows, "intvty_p90").tolist() == [False]
     assert isinstance(pareto_front(rows, "p90"), pd.DataFrame)
+
+
+def test_e2e_fronts_are_drawn_on_the_e2e_normalized_axis(
+    catalog: Catalog, config: LeaderboardConfig
+) -> None:
+    # (TPOT interactivity, E2E-normalized interactivity, tok/s/GPU): the second point loses
+    # on TPOT interactivity but its requests finish sooner per token (less queueing); the
+    # third has no per-request data, so it has no place on the E2E axis.
+    points = [(40.0, 10.0, 600.0), (30.0, 20.0, 500.0), (20.0, None, 1000.0)]
+    frame = frame_from_rows([
+        {"conc": i + 1, "intvty_median": x, "e2e_intvty_median": e2e, "tput_per_gpu": y,
+         "artifact_sha256": f"{i:064x}"}
+        for i, (x, e2e, y) in enumerate(points)
+    ])  # fmt: skip
+    board = compute_leaderboard(frame, catalog, config)
+    tpot = board.fronts["median"]
+    assert sorted(zip(tpot["intvty_median"], tpot["tput_per_gpu"], strict=True)) == [
+        (20.0, 1000.0), (40.0, 600.0),
+    ]  # fmt: skip
+    e2e = board.fronts_on("e2e_intvty")["median"]
+    assert sorted(zip(e2e["e2e_intvty_median"], e2e["tput_per_gpu"], strict=True)) == [
+        (10.0, 600.0), (20.0, 500.0),
+    ]  # fmt: skip
+    assert board.current[front_column("median", "e2e_intvty")].sum() == 2

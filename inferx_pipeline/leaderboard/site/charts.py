@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from inferx_pipeline.leaderboard.config import Stat
+from inferx_pipeline.leaderboard.config import Axis, Stat
 from inferx_pipeline.leaderboard.cost import cost_column
 from inferx_pipeline.leaderboard.pareto import THROUGHPUT, interactivity_column
 from inferx_pipeline.leaderboard.site.exports import json_column
@@ -31,8 +31,27 @@ _CHARTS: dict[str, tuple[str, str, str]] = {
 }
 
 
+# Charts drawn against E2E-normalized interactivity carry this prefix (``e2e-throughput``).
+E2E_PREFIX = "e2e-"
+# Interactivity axis -> its title at a statistic, units included.
+_AXIS_TITLES: dict[Axis, str] = {
+    "intvty": "interactivity, {stat} (tok/s/user)",
+    "e2e_intvty": (
+        "E2E-normalized interactivity, {stat} (tok/s/user: 1 / {stat} E2EL per output token)"
+    ),
+}
+
+
+def _axis(chart: str) -> tuple[Axis, str]:
+    """The interactivity axis of ``chart`` and its name without the axis prefix."""
+    if chart.startswith(E2E_PREFIX):
+        return "e2e_intvty", chart.removeprefix(E2E_PREFIX)
+    return "intvty", chart
+
+
 def _axes(stat: Stat, chart: str) -> tuple[str, str]:
-    x = interactivity_column(stat)
+    axis, chart = _axis(chart)
+    x = interactivity_column(stat, axis)
     if chart.startswith("cost@"):
         return x, cost_column("total", chart.removeprefix("cost@"))
     return {
@@ -91,14 +110,18 @@ def scatter_trace(others: pd.DataFrame, stat: Stat, chart: str) -> Trace:
 
 def layout(chart: str, stat: Stat) -> dict[str, Any]:
     """Title and axis titles of a model-page chart (``throughput``, ``ttft``, ``e2el``,
-    ``cost@<price tier>``)."""
-    interactivity = f"interactivity, {stat} (tok/s/user)"
+    ``cost@<price tier>``; the first and last also ``e2e-`` prefixed: against E2E-normalized
+    interactivity)."""
+    axis, chart = _axis(chart)
+    interactivity = _AXIS_TITLES[axis].format(stat=stat)
     if chart.startswith("cost@"):
         tier = chart.removeprefix("cost@")
         x_title, y_title, title = interactivity, "$ per M total tokens", f"Cost ({tier} prices)"
     else:
         x_title, y_title, title = _CHARTS[chart]
         x_title = interactivity if x_title == "tok/s/user" else x_title
+    if axis == "e2e_intvty":
+        title += " (E2E-normalized)"
     return {
         "title": {"text": title},
         "xaxis": {"title": {"text": x_title}},
@@ -110,24 +133,31 @@ def layout(chart: str, stat: Stat) -> dict[str, Any]:
 
 
 def model_page_charts(
-    fronts: dict[Stat, pd.DataFrame],
-    others: dict[Stat, pd.DataFrame],
+    fronts: dict[Axis, dict[Stat, pd.DataFrame]],
+    others: dict[Axis, dict[Stat, pd.DataFrame]],
     price_tiers: tuple[str, ...],
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{stat: {chart: {"data": traces, "layout": layout}}}`` for every percentile stat.
 
-    Charts: ``throughput``, ``ttft``, ``e2el`` and ``cost@<price tier>`` for each tier.
-    ``fronts`` rows need a ``label`` column (``group_label``) and the cost columns.
+    Charts: ``throughput``, ``ttft``, ``e2el`` and ``cost@<price tier>`` for each tier,
+    from the interactivity fronts; ``e2e-throughput`` and ``e2e-cost@<price tier>`` from the
+    E2E-normalized ones. ``fronts`` and ``others`` (the non-front points) are per axis and
+    stat; rows need a ``label`` column (``group_label``) and the cost columns.
     """
+    costs = [f"cost@{tier}" for tier in price_tiers]
+    per_axis: dict[Axis, list[str]] = {
+        "intvty": [*_CHARTS, *costs],
+        "e2e_intvty": [E2E_PREFIX + chart for chart in ("throughput", *costs)],
+    }
     charts: dict[str, dict[str, dict[str, Any]]] = {}
-    for stat, front in fronts.items():
-        per_stat: dict[str, dict[str, Any]] = {}
-        for chart in [*_CHARTS, *(f"cost@{tier}" for tier in price_tiers)]:
-            traces = front_traces(front, stat, chart)
-            if not others[stat].empty:
-                traces.append(scatter_trace(others[stat], stat, chart))
-            per_stat[chart] = {"data": traces, "layout": layout(chart, stat)}
-        charts[stat] = per_stat
+    for axis, names in per_axis.items():
+        for stat, front in fronts[axis].items():
+            per_stat = charts.setdefault(stat, {})
+            for chart in names:
+                traces = front_traces(front, stat, chart)
+                if not others[axis][stat].empty:
+                    traces.append(scatter_trace(others[axis][stat], stat, chart))
+                per_stat[chart] = {"data": traces, "layout": layout(chart, stat)}
     return charts
 
 

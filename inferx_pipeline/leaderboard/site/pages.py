@@ -9,6 +9,7 @@ fetched, because browsers refuse ``fetch`` on ``file://``.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -19,7 +20,7 @@ import pandas as pd
 
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, row_scores
 from inferx_pipeline.leaderboard.board import Leaderboard, front_column
-from inferx_pipeline.leaderboard.config import STATS, LeaderboardConfig, Stat
+from inferx_pipeline.leaderboard.config import AXES, STATS, Axis, LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.cost import cost_column, tokens_per_dollar_column
 from inferx_pipeline.leaderboard.frame import PAGE_KEYS
 from inferx_pipeline.leaderboard.overview import headline_values
@@ -78,15 +79,19 @@ def write_model_page(
     model, workload = key
     shown = board.current
     mine = shown.loc[(shown["model"].astype(str) == model) & (shown["workload"] == workload)]
-    fronts: dict[Stat, pd.DataFrame] = {}
-    others: dict[Stat, pd.DataFrame] = {}
+    fronts: dict[Axis, dict[Stat, pd.DataFrame]] = {axis: {} for axis in AXES}
+    others: dict[Axis, dict[Stat, pd.DataFrame]] = {axis: {} for axis in AXES}
     limit = writer.config.site.max_scatter_points
-    for stat in STATS:
-        front = board.fronts[stat]
-        fronts[stat] = front.loc[
+    for axis, stat in itertools.product(AXES, STATS):
+        front = board.fronts_on(axis)[stat]
+        fronts[axis][stat] = front.loc[
             (front["model"].astype(str) == model) & (front["workload"] == workload)
         ]
-        others[stat] = _sample(mine.loc[~mine[front_column(stat)]], limit)
+        # A point without a value on the axis (no per-request data) is not drawn there.
+        drawn = mine.loc[
+            ~mine[front_column(stat, axis)] & mine[interactivity_column(stat, axis)].notna()
+        ]
+        others[axis][stat] = _sample(drawn, limit)
     non_optimal = int((~mine[front_column(writer.config.default_stat)]).sum())
     tiers = board.tiers
     page_tiers = tiers.loc[(tiers["model"].astype(str) == model) & (tiers["workload"] == workload)]
@@ -95,13 +100,14 @@ def write_model_page(
         "charts": model_page_charts(fronts, others, writer.price_tiers),
         "tiers": records(page_tiers[_tier_columns(writer)]),
     }  # fmt: skip
-    shown_points = len(others[writer.config.default_stat])
+    shown_points = len(others["intvty"][writer.config.default_stat])
     rel = writer.write(
         f"models/{slug}.html", "model.html", title=f"{model} · {workload}", data=data,
         tier_rows=data["tiers"], stats=STATS, non_optimal=non_optimal, shown_points=shown_points,
         cost=cost_column("total", writer.config.price_tier),
     )  # fmt: skip
-    counts = {"front_points": len(fronts[writer.config.default_stat]), "non_optimal": non_optimal}
+    front_points = len(fronts["intvty"][writer.config.default_stat])
+    counts = {"front_points": front_points, "non_optimal": non_optimal}
     return rel, counts
 
 

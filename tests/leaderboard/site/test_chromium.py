@@ -44,6 +44,15 @@ def test_model_page_renders_plotly_traces(
             "document.getElementById('chart-throughput').layout.xaxis.title.text"
         )
         assert "p99" in x_title
+        # The X-axis choice: E2E-normalized interactivity, labelled with its units.
+        page.select_option("#axis", "e2e")
+        page.wait_for_function("window.location.hash.includes('axis=e2e')")
+        x_title = page.evaluate(
+            "document.getElementById('chart-throughput').layout.xaxis.title.text"
+        )
+        assert x_title.startswith("E2E-normalized interactivity, p99 (tok/s/user"), x_title
+        e2e_x = page.evaluate("document.getElementById('chart-throughput').data[0].x")
+        assert e2e_x and all(x > 0 for x in e2e_x)
         shot = tmp_path / "model-page.png"
         page.screenshot(path=str(shot), full_page=True)
         print(f"screenshot: {shot}")

@@ -26,25 +26,34 @@ function writeHash(values) {
 const PLOT_CONFIG = { responsive: true, displaylogo: false };
 
 function initModelPage(data) {
+  const axis = document.getElementById("axis");
   const stat = document.getElementById("stat");
   const price = document.getElementById("price");
   const showAll = document.getElementById("show-non-optimal");
   const state = readHash();
+  if (state.axis === "e2e") axis.value = "e2e";
   if (state.stat && data.charts[state.stat]) stat.value = state.stat;
   if (state.price) price.value = state.price;
   showAll.checked = state.all === "1";
   function draw() {
     const charts = data.charts[stat.value];
-    const keys = { throughput: "throughput", ttft: "ttft", e2el: "e2el", cost: "cost@" + price.value };
+    // The X-axis choice redraws the charts whose X is interactivity (see charts.py E2E_PREFIX).
+    const onAxis = axis.value === "e2e" ? "e2e-" : "";
+    const keys = {
+      throughput: onAxis + "throughput", ttft: "ttft", e2el: "e2el", cost: onAxis + "cost@" + price.value,
+    };
     for (const [slot, key] of Object.entries(keys)) {
       const chart = charts[key];
       const traces = chart.data.map((t) =>
         t.name === "non-optimal points" ? { ...t, visible: showAll.checked ? true : "legendonly" } : t);
       Plotly.react("chart-" + slot, traces, chart.layout, PLOT_CONFIG);
     }
-    writeHash({ stat: stat.value, price: price.value, all: showAll.checked ? "1" : "" });
+    writeHash({
+      axis: axis.value === "e2e" ? "e2e" : "", stat: stat.value, price: price.value,
+      all: showAll.checked ? "1" : "",
+    });
   }
-  for (const control of [stat, price, showAll]) control.addEventListener("change", draw);
+  for (const control of [axis, stat, price, showAll]) control.addEventListener("change", draw);
   draw();
 }
 
