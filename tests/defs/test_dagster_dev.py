@@ -38,6 +38,7 @@ from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.settings import Settings
 from tests.defs.conftest import BF16, H200
+from tests.defs.graphql import graphql
 from tests.paths import ROOT
 from tests.smoke import smoke_root
 
@@ -253,6 +254,44 @@ def _wait_for_new(dev: Dev, cell: Cell, after: int) -> Any:
     raise AssertionError(f"no new materialization of {cell} within {RUN_DEADLINE_S:.0f} s")
 
 
+RUN_AND_JOBS = """
+query($runId: ID!) {
+  runOrError(runId: $runId) {
+    ... on Run {
+      pipelineName pipelineSnapshotId parentPipelineSnapshotId
+      repositoryOrigin { repositoryLocationName }
+    }
+  }
+  workspaceOrError {
+    ... on Workspace {
+      locationEntries {
+        name
+        locationOrLoadError {
+          ... on RepositoryLocation { repositories { pipelines { name pipelineSnapshotId } } }
+        }
+      }
+    }
+  }
+}
+"""
+
+
+def _same_job_version(url: str, run_id: str) -> None:
+    """What the UI checks before re-execution: the run's location, and its job's snapshot
+    among the location's jobs now (else it warns of "a different version")."""
+    data = graphql(url, RUN_AND_JOBS, {"runId": run_id})
+    run = data["runOrError"]
+    assert run["repositoryOrigin"]["repositoryLocationName"] == "inferx"
+    (entry,) = data["workspaceOrError"]["locationEntries"]
+    jobs = {
+        job["name"]: job["pipelineSnapshotId"]
+        for repository in entry["locationOrLoadError"]["repositories"]
+        for job in repository["pipelines"]
+    }
+    wanted = run["parentPipelineSnapshotId"] or run["pipelineSnapshotId"]
+    assert jobs.get(run["pipelineName"]) == wanted, (run, jobs)
+
+
 @pytest.mark.chromium
 def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_path: Path) -> None:
     """Materialize one cell with fresh options (measured, not reused), add an H200 image
@@ -289,6 +328,7 @@ def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_pat
         fresh = _wait_for_new(dev, cell, before.storage_id)
         shown = fresh.asset_materialization.metadata
         assert shown["reused"].value is False and shown["tok/s/GPU"].value > 0
+        _same_job_version(dev.server.url, fresh.run_id)
         assert shown["image"].value == cell.image  # the key resolved to the full reference
         _asset_page(page, dev.server.url, "h200")
         page.get_by_text("tok/s/GPU").first.wait_for(timeout=UI_TIMEOUT_MS)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import sys
 import time
 import urllib.error
-import urllib.request
 from pathlib import Path
 
 from inferx_pipeline.defs.devserver import DgDev
 from tests.defs.conftest import BF16, H200
+from tests.defs.graphql import graphql
 from tests.paths import ROOT
 from tests.smoke import smoke_root
 
@@ -29,21 +28,15 @@ def _free_port() -> int:
 
 def _asset_keys(url: str, deadline_s: float) -> set[str]:
     """The asset keys the webserver's GraphQL lists, once the code location has loaded."""
-    body = json.dumps({"query": QUERY}).encode()
     deadline = time.monotonic() + deadline_s
     answer: object = None
     while time.monotonic() < deadline:
-        request = urllib.request.Request(
-            f"{url}/graphql", data=body, headers={"Content-Type": "application/json"}
-        )
         try:
-            with urllib.request.urlopen(request, timeout=10) as reply:
-                answer = json.load(reply)
+            answer = graphql(url, QUERY)
         except (urllib.error.URLError, OSError) as err:
             answer = err
         else:
-            nodes = answer["data"]["assetNodes"] if isinstance(answer, dict) else []
-            if nodes:
+            if nodes := answer["assetNodes"]:
                 return {"/".join(node["assetKey"]["path"]) for node in nodes}
         time.sleep(0.5)  # the code location loads after the webserver answers: poll
     raise AssertionError(f"no asset graph at {url}/graphql in {deadline_s:.0f} s: {answer}")
