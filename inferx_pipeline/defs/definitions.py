@@ -11,8 +11,11 @@ recipe change that adds a SKU or a concurrency needs a reload of the location). 
 broken recipe never stops the location from loading: it shows on the ``recipes``
 asset's blocking check while the other recipes keep their sweeps.
 
-Runs execute in one process (``in_process_executor``): a sweep run is one step, so a
-second process per step would only add its start-up to every click. The upstream
+Runs execute in one process: a sweep run is one step, so a second process per step would
+only add its start-up to every click. The executor is the one ``execute_in_process``
+puts on a job (an in-process executor with retries on, as ``in_process_executor``):
+runs ``inferx materialize`` starts in its own process then record the same job snapshot
+as the UI's, so re-executing them from the UI never warns of another job version. The upstream
 assets (recipes, curves, matrix) carry an automation condition (``WHEN_MISSING``) that a
 sensor running by default evaluates, so a fresh instance materializes them (in one run)
 and no sweep starts with a missing-upstream warning. Code references point at the source
@@ -26,6 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
+
+# Not exported by dagster; see the module docstring for why the jobs run on it.
+from dagster._core.definitions.executor_definition import execute_in_process_executor
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.defs.assets import (
@@ -141,7 +147,7 @@ def build_definitions(
             ),
         ],
         resources={**default_resources(settings), **(resources or {})},
-        executor=dg.in_process_executor,
+        executor=execute_in_process_executor,
         metadata={
             "project_root": dg.MetadataValue.path(str(settings.root)),
             "skus": dg.MetadataValue.json(skus),

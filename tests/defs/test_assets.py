@@ -66,6 +66,8 @@ def test_a_range_run_measures_every_partition_on_one_server(
     assert [(r.status, r.jobs, r.counts) for r in runs] == [("SUCCESS", 8, {"ok": 8})]
     run = instance.get_run_by_id(runs[0].run_id)
     assert run is not None and run.tags["inferx/reason"] == "test"
+    # What the UI compares before re-executing it: the location's own job, not a copy.
+    assert run.job_snapshot_id == defs.resolve_job_def(run.job_name).get_job_snapshot_id()
     materialized = instance.get_materialized_partitions(sweep_key("h200"))
     image = cells[0].image
     key = "vllm-openai:nightly-cd10ed6f9f6b"  # short: the run resolved it to the reference
