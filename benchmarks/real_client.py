@@ -12,14 +12,17 @@ Three things keep the comparison about the clients and not the host:
 - the engine's prefix cache is emptied before every run (``POST /reset_prefix_cache``,
   served with ``VLLM_SERVER_DEV_MODE=1``): the same prompts sent a second time would
   otherwise skip their prefill and favour whichever client runs second;
-- each concurrency is measured in ``--rounds`` rounds, in ABBA order, and the ratio is
-  taken between the medians over rounds, so slow drift of the host favours neither;
+- each concurrency is measured in ``--rounds`` rounds, the order of the clients reversed
+  every other round, and the ratio is taken between the medians over rounds, so slow
+  drift of the host favours neither;
 - the engine and the clients run on disjoint halves of the host's cores (the engine's
   OpenMP threads bound to its half), so neither client's own CPU use slows the engine
   it measures.
 
 Printed per metric: our value / vLLM's (target 1.00 +/- 0.03 on medians and
-throughput), and the spread of the per-round ratios. p99 TTFT is computed the same way
+throughput), and the spread of the per-round ratios; under it, the same ratio between two
+runs of vLLM's own client in the same rounds: the noise floor this host allows, which a
+client comparison cannot beat. p99 TTFT is computed the same way
 (numpy, linear) from both per-request TTFT lists, since our result withholds a p99 of
 too few samples.
 
@@ -28,7 +31,7 @@ itself), the AL our result records against ``1 + accepted / drafts`` from the en
 own ``/metrics`` counters scraped around the run: equal.
 
 Run: ``.venv/bin/python benchmarks/real_client.py [--prompts-per-conc 8] [--rounds 3]``
-(about 10 min on 2 cores; builds the vLLM venv and tiny model first if they are missing:
+(about 13 min on 2 cores; builds the vLLM venv and tiny model first if they are missing:
 scripts/cpu-host). Numbers measured while other work loads the host mean little: the
 load average is printed first.
 """
@@ -173,10 +176,21 @@ def _value(result: dict[str, Any], metric: str) -> float:
     return float(result[metric])
 
 
+def _ratios(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[str]:
+    """Per metric: median of ``a`` / median of ``b`` [range of the per-round ratios]."""
+    cells = []
+    for m in METRICS:
+        xs, ys = [_value(x, m) for x in a], [_value(y, m) for y in b]
+        per_round = [x / y for x, y in zip(xs, ys, strict=True)]
+        ratio = float(np.median(xs) / np.median(ys))
+        cells.append(f"{ratio:.3f} [{min(per_round):.2f}-{max(per_round):.2f}]")
+    return cells
+
+
 def _compare(host: LocalHost, job: BenchmarkJob, tmp: Path, per_conc: int, rounds: int) -> None:
     engine_cores, client_cores = _halves()
     print(f"engine on cores {sorted(engine_cores)}, clients on {sorted(client_cores)}")
-    print(f"{'conc':>4}  " + "  ".join(f"{m:>18}" for m in METRICS))
+    print(f"{'conc':>4}  {'':<11}" + "  ".join(f"{m:>18}" for m in METRICS))
     ours_before = os.sched_getaffinity(0)
     with _server(host, job, tmp / "logs", engine_cores) as (url, spec):
         os.sched_setaffinity(0, client_cores)  # vllm bench inherits it too
@@ -186,23 +200,20 @@ def _compare(host: LocalHost, job: BenchmarkJob, tmp: Path, per_conc: int, round
             n = conc * per_conc
             prompts = tmp / f"prompts-c{conc}.json"
             dataset = _prompts(spec, n, conc, prompts)
-            runs: dict[str, list[dict[str, Any]]] = {"ours": [], "vllm": []}
+            # vLLM's client twice per round: vllm / vllm' is the noise floor of this host.
+            runs: dict[str, list[dict[str, Any]]] = {"ours": [], "vllm": [], "vllm'": []}
             for r in range(rounds):
-                order = ("ours", "vllm") if r % 2 == 0 else ("vllm", "ours")
+                order = ("ours", "vllm", "vllm'") if r % 2 == 0 else ("vllm'", "vllm", "ours")
                 for client in order:
                     _reset_prefix_cache(url)
                     if client == "ours":
                         runs[client].append(_ours(url, spec, dataset, conc, n, conc))
                     else:
                         runs[client].append(_vllms(url, host, spec, prompts, conc, n))
-            cells = []
-            for m in METRICS:
-                ours = [_value(x, m) for x in runs["ours"]]
-                vllms = [_value(x, m) for x in runs["vllm"]]
-                per_round = [o / v for o, v in zip(ours, vllms, strict=True)]
-                ratio = float(np.median(ours) / np.median(vllms))
-                cells.append(f"{ratio:.3f} [{min(per_round):.2f}-{max(per_round):.2f}]")
-            print(f"{conc:>4}  " + "  ".join(f"{c:>18}" for c in cells))
+            print(f"{conc:>4}  {'ours/vllm':<11}" + "  ".join(
+                f"{c:>18}" for c in _ratios(runs["ours"], runs["vllm"])))  # fmt: skip
+            print(f"{'':>4}  {'vllm/vllm':<11}" + "  ".join(
+                f"{c:>18}" for c in _ratios(runs["vllm'"], runs["vllm"])))  # fmt: skip
     os.sched_setaffinity(0, ours_before)
 
 
