@@ -159,18 +159,28 @@ class GroupRun:
             try:
                 handle = self.server.ensure()
             except InferxError as err:
-                failure = failure_from_error(
-                    err, self.server.phase, health_answered=self.server.health_answered
-                )
-                evidence.provenance = self.server.provenance()
-                self.server.stop()
-                outcome = self._record_failure(job, attempt, attempts, evidence, failure)
-                return outcome, failure
+                return self._start_failed(err, job, attempt, attempts, evidence)
             outcome, death = self._measure(job, handle, attempt, attempts, evidence)
             if death is not None and death.status in NOT_RESTARTED:
                 return outcome, death
             if death is None or len(attempts) > DEAD_POINT_RETRIES:
                 return outcome, None
+
+    def _start_failed(
+        self,
+        err: InferxError,
+        job: BenchmarkJob,
+        attempt: int,
+        attempts: list[int],
+        evidence: Evidence,
+    ) -> tuple[JobOutcome, Failure]:
+        """The job's outcome when its server could not be started, and that failure."""
+        failure = failure_from_error(
+            err, self.server.phase, health_answered=self.server.health_answered
+        )
+        evidence.provenance = self.server.provenance()
+        self.server.stop()
+        return self._record_failure(job, attempt, attempts, evidence, failure), failure
 
     def _measure(
         self,
@@ -221,12 +231,7 @@ class GroupRun:
         try:
             handle = self.server.ensure()
         except InferxError as err:
-            failure = failure_from_error(
-                err, self.server.phase, health_answered=self.server.health_answered
-            )
-            evidence.provenance = self.server.provenance()
-            self.server.stop()
-            return self._record_failure(job, attempt, [attempt], evidence, failure), failure
+            return self._start_failed(err, job, attempt, [attempt], evidence)
         digest = self._digest(handle)
         evidence.provenance = handle.provenance
         try:
