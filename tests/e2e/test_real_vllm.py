@@ -1,8 +1,13 @@
-"""The real path end to end: the CPU recipe on a real vLLM through `inferx sweep --launcher
-local`, ingested and drawn on the leaderboard as real; a server killed mid-point.
+"""The real path end to end on the CPU recipes of ``recipes/tiny`` and a real vLLM:
 
-One server start per test (about 25-70 s on 2 cores): the tiny model of ``recipes/tiny``
-and the vLLM venv come from ``scripts/cpu-host`` (cached by their inputs).
+- n-gram through `inferx sweep --launcher local`, its engine killed mid-point and
+  restarted, then ingested and drawn on the leaderboard as real;
+- MTP through `inferx materialize` (Dagster), EAGLE3 through `inferx sweep`, each AL the
+  engine's own counters'.
+
+Every vLLM start costs about 25-45 s on 2 cores (two imports of torch and vLLM: its CPU
+platform spawns the engine core), so each test starts one server, the kill test two. The
+tiny models and the vLLM venv come from ``scripts/cpu-host`` (cached by their inputs).
 """
 
 from __future__ import annotations
@@ -13,7 +18,6 @@ import re
 import signal
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import psutil
@@ -22,15 +26,9 @@ from click.testing import CliRunner
 
 from inferx_pipeline.bench.prometheus import ACCEPTED, DRAFTS, scrape
 from inferx_pipeline.bench.result import RawResult
-from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.errors import EndpointError
-from inferx_pipeline.launch.local import LocalHost
-from inferx_pipeline.launch.spec import ServerSpec
-from inferx_pipeline.launch.subprocess import SubprocessHandle
-from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.results.store import ResultStore
-from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import (
     METRICS_AFTER,
     METRICS_BEFORE,
@@ -38,11 +36,6 @@ from inferx_pipeline.sweep.artifacts import (
     SERVER_LOG,
     ArtifactStore,
 )
-from inferx_pipeline.sweep.backends import local_backend
-from inferx_pipeline.sweep.report import JobOutcome, NullProgress, SweepOptions
-from inferx_pipeline.sweep.runner import run_sweep
-from inferx_pipeline.sweep.status import load_policy
-from tests.engines.jobs import recipe_jobs
 from tests.services.vllm import TINY_RECIPE, CpuHost
 from tests.smoke import smoke_root
 
@@ -95,15 +88,69 @@ def _sweep_local(
     return ArtifactStore(art), env
 
 
-def test_cpu_recipe_sweeps_publishes_and_is_drawn_as_real(
+class _Killer(threading.Thread):
+    """SIGKILLs the first engine of the sweep once it serves two requests at once.
+
+    Only the concurrency-4 point puts two requests in flight (the one before it runs at
+    concurrency 1), so the kill lands mid-point, with requests being decoded.
+    """
+
+    def __init__(self, model_dir: Path, since: float) -> None:
+        super().__init__(daemon=True)
+        self.model_dir, self.since = model_dir, since
+        self.killed = threading.Event()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        deadline = time.monotonic() + KILL_DEADLINE_S
+        engine: tuple[int, str] | None = None  # process group, base URL
+        while not self.done.is_set() and time.monotonic() < deadline:
+            # Polling the engine's process list, then its own gauge, bounded by the deadline.
+            if engine is None:
+                if found := _engines(self.model_dir, self.since):
+                    argv = found[0].cmdline()
+                    port = argv[argv.index("--port") + 1]
+                    engine = (os.getpgid(found[0].pid), f"http://127.0.0.1:{port}")
+            elif _running(engine[1]) >= 2:
+                os.killpg(engine[0], signal.SIGKILL)
+                self.killed.set()
+                return
+            time.sleep(0.05)
+
+
+def _running(base_url: str) -> float:
+    try:
+        return scrape(base_url).get(RUNNING) or 0.0
+    except EndpointError:  # not up yet
+        return 0.0
+
+
+def test_cpu_recipe_sweeps_survives_a_killed_engine_publishes_and_is_drawn_as_real(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
     since = time.time()
-    store, env = _sweep_local(cpu_host, tmp_path, RECIPE_FILE, 8)
+    killer = _Killer(cpu_host.model_dir, since)
+    killer.start()
+    try:
+        store, env = _sweep_local(cpu_host, tmp_path, RECIPE_FILE, 8)
+    finally:
+        killer.done.set()
+    assert killer.killed.is_set()
     assert _engines(cpu_host.model_dir, since) == [], "the engine is stopped with the sweep"
 
-    manifests = sorted(store.all_attempts(), key=lambda m: m.conc)
-    for manifest in manifests:
+    # The killed point: server-exited with the engine's log tail, then measured again on a
+    # restarted engine.
+    [dead, retried] = sorted(
+        (m for m in store.all_attempts() if m.conc == 4), key=lambda m: m.attempt
+    )
+    assert (dead.status, dead.exit_code) == ("server-exited", 137)
+    assert b"Uvicorn running" in store.read(dead.artifacts[SERVER_LOG]) or dead.message
+    assert "last log lines" in dead.message
+    assert retried.status == "ok"
+
+    measured = [m for m in store.all_attempts() if m.status == "ok"]
+    assert sorted(m.conc for m in measured) == [1, 4]
+    for manifest in measured:
         raw = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
         assert raw.valid, raw.invalid_reasons
         assert raw.tokenizer_id == str(cpu_host.model_dir / "tokenizer.json")
@@ -128,98 +175,48 @@ def test_cpu_recipe_sweeps_publishes_and_is_drawn_as_real(
         rows = results.read_frame()
     finally:
         results.close()
-    assert len(rows) == 2 and not rows["simulated"].any()
+    # Every attempt is history; the killed one is stored, but never as a valid point.
+    points = sorted(zip(rows["conc"], rows["attempt"], rows["valid"], strict=True))
+    assert points == [(1, 1, True), (4, 1, False), (4, 2, True)], rows["status"].tolist()
+    assert not rows["simulated"].any()
     page = next(p for p in site.rglob("*.html") if "tiny" in p.name.lower())
     data = json.loads(_DATA.search(page.read_text())[1])  # type: ignore[index]  # the page has it
     assert "simulated" not in json.dumps(data.get("rows", data))
 
 
-class _Killer:
-    """Kills the engine's process group while the chosen point's requests are in flight."""
-
-    def __init__(self, local: object, conc: int) -> None:
-        self.local = local
-        self.conc = conc
-        self.handles: list[SubprocessHandle] = []
-        self.killed = threading.Event()
-
-    def start(self, spec: ServerSpec) -> SubprocessHandle:
-        handle = self.local.start(spec)  # type: ignore[attr-defined]  # a LocalLauncher
-        self.handles.append(handle)
-        return handle
+MTP_RECIPE = "tiny-mimo-bf16-cpu-vllm-mtp"
+EAGLE3_RECIPE = "tiny-qwen3-bf16-cpu-vllm-eagle3"
 
 
-class _KillOnStart(NullProgress):
-    """At the chosen point's start, a thread kills the engine once it is decoding."""
-
-    def __init__(self, killer: _Killer) -> None:
-        self.killer = killer
-
-    def point_started(self, job: BenchmarkJob) -> None:
-        if job.conc == self.killer.conc and not self.killer.killed.is_set():
-            threading.Thread(target=self._kill, daemon=True).start()
-
-    def _kill(self) -> None:
-        deadline = time.monotonic() + KILL_DEADLINE_S
-        while time.monotonic() < deadline:
-            # Polling the engine's own gauge, bounded by the deadline.
-            handles = self.killer.handles
-            if handles and _running(handles[-1].base_url) > 0:
-                self.killer.killed.set()
-                os.killpg(handles[-1].proc.pid, signal.SIGKILL)
-                return
-            time.sleep(0.05)
+def _drafts_match_counters(store: ArtifactStore, draft_tokens: int) -> None:
+    """Every point is valid and its AL is the engine's own counters' (within the drafts)."""
+    manifests = store.all_attempts()
+    assert manifests
+    for manifest in manifests:
+        raw = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
+        assert raw.valid and raw.acceptance is not None, raw.invalid_reasons
+        counted = _counter_al(store, manifest.artifacts)
+        assert raw.acceptance.acceptance_length == pytest.approx(counted)
+        assert 1.0 <= counted <= 1.0 + draft_tokens
 
 
-def _running(base_url: str) -> float:
-    try:
-        return scrape(base_url).get(RUNNING) or 0.0
-    except EndpointError:  # not up yet
-        return 0.0
-
-
-def test_real_server_killed_mid_point_is_server_exited_with_its_log(
+def test_mtp_recipe_materializes_through_dagster_with_the_engines_acceptance(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
+    """``inferx materialize`` of the MTP recipe: the model's own MTP layer drafts."""
     since = time.time()
-    host: LocalHost = cpu_host.host
-    catalog = cached_catalog(Settings().catalog_dir)
-    backend = local_backend(catalog, host, tmp_path / "logs")
-    jobs = [job for job in recipe_jobs(TINY_RECIPE) if job.conc == 4]
-    killer = _Killer(backend.launcher, conc=4)
-    store = ArtifactStore(tmp_path / "art")
-    report = run_sweep(
-        jobs,
-        backend=replace(backend, launcher=killer),
-        artifacts=store,
-        policy=load_policy(Settings().catalog_dir),
-        options=SweepOptions(num_prompts=16),
-        progress=_KillOnStart(killer),
-    )
-    assert killer.killed.is_set()
-    outcome: JobOutcome = report.outcomes[0]
-    dead = store.attempts(jobs[0].fingerprint, 4)[0]
-    assert (dead.status, dead.exit_code) == ("server-exited", 137)
-    assert b"Uvicorn running" in store.read(dead.artifacts[SERVER_LOG]) or dead.message
-    assert "last log lines" in dead.message
-    assert outcome.attempts == (1, 2) and len(killer.handles) == 2
-    assert _engines(cpu_host.model_dir, since) == [], "no engine is left running"
-    assert all(h.exit_status() is not None for h in killer.handles)
-
-
-def test_cpu_recipe_materializes_through_dagster_on_the_local_launcher(
-    cpu_host: CpuHost, tmp_path: Path
-) -> None:
-    since = time.time()
-    root = smoke_root(tmp_path / "root", [RECIPE_FILE], saturation=True)
+    root = smoke_root(tmp_path / "root", [f"tiny/{MTP_RECIPE}.yaml"], saturation=True)
     state = tmp_path / "state"
     env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(state), "COLUMNS": "200"}
-    args = ["materialize", "--recipe", TINY_RECIPE, "--launcher", "local"]
+    args = ["materialize", "--recipe", MTP_RECIPE, "--launcher", "local"]
     args += ["--host-file", str(cpu_host.path), "--num-prompts", "8"]
     result = CliRunner().invoke(cli, args, env=env)
     assert result.exit_code == 0, result.output
     assert "SUCCESS" in result.output and "2 ok" in result.output, result.output
-    assert _engines(cpu_host.model_dir, since) == [], "the engine is stopped with the run"
+    assert _engines(cpu_host.host.models.models["inferx/tiny-mimo"], since) == [], (
+        "the engine is stopped with the run"
+    )
+    _drafts_match_counters(ArtifactStore(state / "artifacts"), draft_tokens=1)
     results = ResultStore(f"sqlite:///{state / 'results.sqlite'}")
     try:
         rows = results.read_frame()
@@ -227,25 +224,12 @@ def test_cpu_recipe_materializes_through_dagster_on_the_local_launcher(
         results.close()
     assert sorted(rows["conc"]) == [1, 4] and not rows["simulated"].any()
     assert set(rows["image_digest"]) == {"local:vllm==0.32.0+cpu"}
+    assert set(rows["spec_method"]) == {"mtp"}
 
 
-@pytest.mark.parametrize(
-    ("recipe_file", "draft_tokens"),
-    [
-        ("tiny/tiny-mimo-bf16-cpu-vllm-mtp.yaml", 1),
-        ("tiny/tiny-qwen3-bf16-cpu-vllm-eagle3.yaml", 2),
-    ],
-    ids=["mtp-layer", "eagle3-head"],
-)
-def test_model_drafts_are_measured_from_the_engines_counters(
-    cpu_host: CpuHost, tmp_path: Path, recipe_file: str, draft_tokens: int
+def test_eagle3_head_from_the_hf_cache_is_measured_from_the_engines_counters(
+    cpu_host: CpuHost, tmp_path: Path
 ) -> None:
-    store, _ = _sweep_local(cpu_host, tmp_path, recipe_file, 4)
-    for manifest in store.all_attempts():
-        raw = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
-        assert raw.valid and raw.acceptance is not None, raw.invalid_reasons
-        # The draft model (MTP layer, EAGLE3 head from the host's HF cache) proposed drafts;
-        # AL within [1, 1 + draft tokens], as the engine's own counters say.
-        counted = _counter_al(store, manifest.artifacts)
-        assert raw.acceptance.acceptance_length == pytest.approx(counted)
-        assert 1.0 <= counted <= 1.0 + draft_tokens
+    """The EAGLE3 head is named by HF id and found in the host's (offline) HF cache."""
+    store, _ = _sweep_local(cpu_host, tmp_path, f"tiny/{EAGLE3_RECIPE}.yaml", 4)
+    _drafts_match_counters(store, draft_tokens=2)
