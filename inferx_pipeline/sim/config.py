@@ -7,14 +7,14 @@ its fields one to one (kebab-case flag = snake_case field).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
 from inferx_pipeline.strict import StrictModel
 
-SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model"]
-SPEC_METHODS: tuple[str, ...] = ("none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram")
+SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram"]
+SPEC_METHODS: tuple[str, ...] = get_args(SpecMethod)
 
 
 class SimConfig(StrictModel):

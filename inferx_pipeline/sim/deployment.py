@@ -59,7 +59,7 @@ class Deployment(FrozenModel):
 
 def _draft_params_b(arch: ModelArch, config: SimConfig) -> float:
     method = config.spec_method
-    if method == "none":
+    if method in ("none", "ngram"):  # n-gram drafts are looked up in the prompt: no weights
         return 0.0
     if method == "mtp":
         found = arch.mtp_params_b

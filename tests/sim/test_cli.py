@@ -10,12 +10,15 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import get_args
 
 import pytest
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
+from inferx_pipeline.recipes.schema import SpecMethod
 from inferx_pipeline.sim.calibrate import MeasuredRow
+from inferx_pipeline.sim.config import SPEC_METHODS
 
 QWEN = ["--sku", "h100", "--model-family", "qwen3.8-27b"]
 READY_TIMEOUT_S = 30.0
@@ -46,6 +49,16 @@ def test_predict_json_lines() -> None:
     assert result.exit_code == 0, result.output
     point = json.loads(result.output)
     assert point["concurrency"] == 2 and point["output_tput_per_gpu"] > 0
+
+
+def test_every_shipped_recipe_predicts_on_the_simulator() -> None:
+    """Each recipe's method is one the simulator models (n-gram, with no draft weights,
+    once crashed ``--recipe`` with a traceback)."""
+    assert set(SPEC_METHODS) == set(get_args(SpecMethod))
+    for recipe in ("tiny-qwen3-bf16-cpu-vllm-ngram", "tiny-mimo-bf16-cpu-vllm-mtp"):
+        result = CliRunner().invoke(cli, ["sim", "predict", "--recipe", recipe])
+        assert result.exit_code == 0, result.output
+        assert [line.split()[0] for line in result.output.strip().splitlines()[-2:]] == ["1", "4"]
 
 
 def test_unknown_sku_is_one_error_line() -> None:
