@@ -26,14 +26,24 @@ client comparison cannot beat. p99 TTFT is computed the same way
 (numpy, linear) from both per-request TTFT lists, since our result withholds a p99 of
 too few samples.
 
+The same rounds run first against the simulator serving the same job (``inferx sim
+serve``, steps scaled to the CPU engine's pace, one token per step): its step times are a
+schedule on the clock, not a busy CPU, so what differs between the two clients there is
+how they measure, not what the engine did. That table is where +/- 0.03 can be judged on
+a small host; the vLLM table shows the same clients on a real engine, within its noise
+floor. Under each concurrency, each client's mean TTFT less the engine's own (the
+engine's TTFT histogram over the same requests), in ms: what the client itself adds
+between its clock and the socket, which a ratio would hide.
+
 Then, for ``ngram`` and ``draft_model`` (a second server, the tiny model drafting for
 itself), the AL our result records against ``1 + accepted / drafts`` from the engine's
 own ``/metrics`` counters scraped around the run: equal.
 
-Run: ``.venv/bin/python benchmarks/real_client.py [--prompts-per-conc 8] [--rounds 3]``
-(about 13 min on 2 cores; builds the vLLM venv and tiny model first if they are missing:
-scripts/cpu-host). Numbers measured while other work loads the host mean little: the
-load average is printed first.
+Run: ``.venv/bin/python benchmarks/real_client.py [--prompts-per-conc 8] [--rounds 3]
+[--servers simulator vllm]`` (about 17 min on 2 cores, the simulator's table alone about
+3; builds the vLLM venv and tiny model first if they are missing: scripts/cpu-host).
+Numbers measured while other work loads the host mean little: the load average is
+printed first.
 """
 
 from __future__ import annotations
@@ -44,8 +54,8 @@ import os
 import subprocess
 import tempfile
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,19 +67,29 @@ from inferx_pipeline.bench.prometheus import ACCEPTED, DRAFTS, MetricsSnapshot, 
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.bench.runner import benchmark
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.launch.base import Launcher
 from inferx_pipeline.launch.local import LocalHost, load_local_host
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.backends import local_backend
+from inferx_pipeline.sweep.backends import local_backend, simulator_backend
 from inferx_pipeline.tokens import load_tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = "tiny-qwen3-bf16-cpu-vllm-ngram"
 CONCURRENCIES = (1, 4, 16)
 ISL, OSL = 128, 64
+# The simulator predicts ~0.7 ms per decode step for the tiny model on the cpu SKU; x10 puts
+# its steps at the real CPU engine's pace (~7-10 ms TPOT), where client overheads weigh
+# what they weigh against the real engine.
+SIM_TIME_SCALE = 10.0
+SERVERS = ("simulator", "vllm")
+TTFT_SUM = "vllm:time_to_first_token_seconds_sum"
+TTFT_COUNT = "vllm:time_to_first_token_seconds_count"
+ServerContext = AbstractContextManager[tuple[str, ServerSpec]]
 METRICS = (
     "output_throughput", "request_throughput", "median_ttft_ms", "p99_ttft_ms",
     "median_tpot_ms", "median_itl_ms", "median_e2el_ms",
@@ -97,6 +117,25 @@ def _halves() -> tuple[set[int], set[int]]:
 
 
 @contextmanager
+def _serving(
+    launcher: Launcher, spec: ServerSpec, engine_cores: set[int] | None
+) -> Iterator[tuple[str, ServerSpec]]:
+    """``spec`` started by ``launcher`` on ``engine_cores``, healthy; stopped on exit."""
+    ours = os.sched_getaffinity(0)
+    if engine_cores is not None:
+        os.sched_setaffinity(0, engine_cores)  # the engine inherits it at fork
+    try:
+        handle = launcher.start(spec)
+    finally:
+        os.sched_setaffinity(0, ours)
+    try:
+        handle.wait_healthy(spec.startup_timeout_s)
+        yield handle.base_url, spec
+    finally:
+        handle.stop()
+
+
+@contextmanager
 def _server(
     host: LocalHost, job: BenchmarkJob, logs: Path, engine_cores: set[int] | None = None
 ) -> Iterator[tuple[str, ServerSpec]]:
@@ -106,19 +145,25 @@ def _server(
     env = {**spec.env, "VLLM_SERVER_DEV_MODE": "1"}
     if engine_cores is not None:
         env["VLLM_CPU_OMP_THREADS_BIND"] = ",".join(map(str, sorted(engine_cores)))
-    spec = spec.model_copy(update={"env": env})
-    ours = os.sched_getaffinity(0)
-    if engine_cores is not None:
-        os.sched_setaffinity(0, engine_cores)  # the engine inherits it at fork
-    try:
-        handle = backend.launcher.start(spec)
-    finally:
-        os.sched_setaffinity(0, ours)
-    try:
-        handle.wait_healthy(spec.startup_timeout_s)
-        yield handle.base_url, spec
-    finally:
-        handle.stop()
+    with _serving(backend.launcher, spec.model_copy(update={"env": env}), engine_cores) as up:
+        yield up
+
+
+@contextmanager
+def _simulator(
+    host: LocalHost, job: BenchmarkJob, logs: Path, engine_cores: set[int]
+) -> Iterator[tuple[str, ServerSpec]]:
+    """The simulator serving ``job``; prompts are counted with the real model's tokenizer."""
+    catalog = cached_catalog(Settings().catalog_dir)
+    real = local_backend(catalog, host, logs).specs(job).client
+    # No acceptance draws: every step is one token (the n-gram engine's AL is ~1.06).
+    # Seeded draws would give the two clients' requests different step counts.
+    options = SimOptions(time_scale=SIM_TIME_SCALE, load_time_s=0.0, real_acceptance_fraction=0.0)
+    backend = simulator_backend(catalog, logs, options)
+    spec = backend.specs(job)
+    client = spec.client.model_copy(update={"tokenizer": real.tokenizer})
+    with _serving(backend.launcher, spec, engine_cores) as (url, _):
+        yield url, spec.model_copy(update={"client": client})
 
 
 def _reset_prefix_cache(url: str) -> None:
@@ -154,7 +199,8 @@ def _vllms(
     url: str, host: LocalHost, spec: ServerSpec, prompts: Path, conc: int, n: int
 ) -> dict[str, Any]:
     out = prompts.with_suffix(f".c{conc}.vllm.json")
-    model_dir = host.models.models[spec.client.model_name]
+    assert spec.client.tokenizer is not None  # a real model's: see _simulator
+    model_dir = spec.client.tokenizer.parent  # tokenizer.json beside its config
     subprocess.run(
         [str(host.programs["vllm"].path), "bench", "serve", "--backend", "vllm",
          "--base-url", url, "--endpoint", "/v1/completions", "--model", spec.client.model_name,
@@ -162,6 +208,9 @@ def _vllms(
          str(prompts), "--sharegpt-output-len", str(OSL), "--disable-shuffle",
          "--num-prompts", str(n), "--max-concurrency", str(conc),
          "--ignore-eos", "--temperature", "0", "--percentile-metrics", "ttft,tpot,itl,e2el",
+         # No test request first: the engine's counters then cover the measured requests
+         # only, and both clients start on cold connections.
+         "--ready-check-timeout-sec", "0",
          "--metric-percentiles", "50,99", "--save-result", "--save-detailed",
          "--result-dir", str(out.parent), "--result-filename", out.name],
         check=True, capture_output=True,
@@ -187,34 +236,79 @@ def _ratios(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[str]:
     return cells
 
 
-def _compare(host: LocalHost, job: BenchmarkJob, tmp: Path, per_conc: int, rounds: int) -> None:
+def _compare(
+    host: LocalHost, job: BenchmarkJob, tmp: Path, per_conc: int, rounds: int, which: list[str]
+) -> None:
     engine_cores, client_cores = _halves()
     print(f"engine on cores {sorted(engine_cores)}, clients on {sorted(client_cores)}")
-    print(f"{'conc':>4}  {'':<11}" + "  ".join(f"{m:>18}" for m in METRICS))
     ours_before = os.sched_getaffinity(0)
-    with _server(host, job, tmp / "logs", engine_cores) as (url, spec):
-        os.sched_setaffinity(0, client_cores)  # vllm bench inherits it too
-        warm = _prompts(spec, 4, 99, tmp / "warm.json")
-        _ours(url, spec, warm, 4, 4, 99)  # first requests compile kernels; measure none
-        for conc in CONCURRENCIES:
-            n = conc * per_conc
-            prompts = tmp / f"prompts-c{conc}.json"
-            dataset = _prompts(spec, n, conc, prompts)
-            # vLLM's client twice per round: vllm / vllm' is the noise floor of this host.
-            runs: dict[str, list[dict[str, Any]]] = {"ours": [], "vllm": [], "vllm'": []}
-            for r in range(rounds):
-                order = ("ours", "vllm", "vllm'") if r % 2 == 0 else ("vllm'", "vllm", "ours")
-                for client in order:
-                    _reset_prefix_cache(url)
-                    if client == "ours":
-                        runs[client].append(_ours(url, spec, dataset, conc, n, conc))
-                    else:
-                        runs[client].append(_vllms(url, host, spec, prompts, conc, n))
-            print(f"{conc:>4}  {'ours/vllm':<11}" + "  ".join(
-                f"{c:>18}" for c in _ratios(runs["ours"], runs["vllm"])))  # fmt: skip
-            print(f"{'':>4}  {'vllm/vllm':<11}" + "  ".join(
-                f"{c:>18}" for c in _ratios(runs["vllm'"], runs["vllm"])))  # fmt: skip
-    os.sched_setaffinity(0, ours_before)
+    logs = tmp / "logs"
+    # name -> (heading, server, whether to empty its prefix cache before each run)
+    servers: dict[str, tuple[str, Callable[[], ServerContext], bool]] = {
+        "simulator": (
+            f"simulator (steps x{SIM_TIME_SCALE:g})",
+            lambda: _simulator(host, job, logs, engine_cores),
+            False,
+        ),
+        "vllm": ("vLLM", lambda: _server(host, job, logs, engine_cores), True),
+    }
+    for label, serve, reset in (servers[name] for name in which):
+        print(f"\n{label}\n{'conc':>4}  {'':<11}" + "  ".join(f"{m:>18}" for m in METRICS))
+        with serve() as (url, spec):
+            os.sched_setaffinity(0, client_cores)  # vllm bench inherits it too
+            warm = _prompts(spec, 4, 99, tmp / "warm.json")
+            _ours(url, spec, warm, 4, 4, 99)  # first requests compile kernels; measure none
+            for conc in CONCURRENCIES:
+                _rounds(url, host, spec, tmp, conc, conc * per_conc, rounds, reset)
+            os.sched_setaffinity(0, ours_before)
+
+
+def _rounds(
+    url: str,
+    host: LocalHost,
+    spec: ServerSpec,
+    tmp: Path,
+    conc: int,
+    n: int,
+    rounds: int,
+    reset: bool,
+) -> None:
+    """``rounds`` runs of each client at ``conc``; prints both ratio rows."""
+    prompts = tmp / f"prompts-c{conc}.json"
+    dataset = _prompts(spec, n, conc, prompts)
+    # vLLM's client twice per round: vllm / vllm' is the noise floor of this host.
+    runs: dict[str, list[dict[str, Any]]] = {"ours": [], "vllm": [], "vllm'": []}
+    # Per run: the client's mean TTFT less the engine's own (its TTFT histogram over the
+    # same requests): what the client adds between its clock and the socket.
+    added_ms: dict[str, list[float]] = {"ours": [], "vllm": [], "vllm'": []}
+    for r in range(rounds):
+        order = ("ours", "vllm", "vllm'") if r % 2 == 0 else ("vllm'", "vllm", "ours")
+        for client in order:
+            if reset:
+                _reset_prefix_cache(url)
+            before = scrape(url)
+            if client == "ours":
+                result = _ours(url, spec, dataset, conc, n, conc)
+            else:
+                result = _vllms(url, host, spec, prompts, conc, n)
+            engine_ms = _engine_ttft_ms(before, scrape(url), n)
+            runs[client].append(result)
+            added_ms[client].append(float(result["mean_ttft_ms"]) - engine_ms)
+    print(f"{conc:>4}  {'ours/vllm':<11}" + "  ".join(
+        f"{c:>18}" for c in _ratios(runs["ours"], runs["vllm"])))  # fmt: skip
+    print(f"{'':>4}  {'vllm/vllm':<11}" + "  ".join(
+        f"{c:>18}" for c in _ratios(runs["vllm'"], runs["vllm"])))  # fmt: skip
+    print(f"{'':>4}  TTFT mean ms over the engine's own: " + ", ".join(
+        f"{k} +{np.median(v):.2f}" for k, v in added_ms.items()))  # fmt: skip
+
+
+def _engine_ttft_ms(before: MetricsSnapshot, after: MetricsSnapshot, n: int) -> float:
+    """The engine's mean TTFT over the ``n`` requests sent between two scrapes."""
+    count = (after.get(TTFT_COUNT) or 0.0) - (before.get(TTFT_COUNT) or 0.0)
+    if count != n:
+        raise RuntimeError(f"the engine counted {count:g} first tokens for {n} requests")
+    total = (after.get(TTFT_SUM) or 0.0) - (before.get(TTFT_SUM) or 0.0)
+    return 1000.0 * total / count
 
 
 def _counter_al(before: MetricsSnapshot, after: MetricsSnapshot) -> float:
@@ -245,6 +339,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--prompts-per-conc", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--servers", nargs="+", choices=SERVERS, default=list(SERVERS),
+        help="which comparisons to run (the AL check runs with vllm)",
+    )  # fmt: skip
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="inferx-real-client-") as tmp:
         host = _host(Path(tmp))
@@ -252,8 +350,9 @@ def main() -> None:
         print(f"our client / vllm bench serve on {RECIPE}, ISL {ISL}, OSL {OSL}; "
               f"load average {os.getloadavg()[0]:.2f}; ratio of medians over "
               f"{args.rounds} rounds [per-round range]")  # fmt: skip
-        _compare(host, job, Path(tmp), args.prompts_per_conc, args.rounds)
-        _acceptance(host, job, Path(tmp))
+        _compare(host, job, Path(tmp), args.prompts_per_conc, args.rounds, args.servers)
+        if "vllm" in args.servers:
+            _acceptance(host, job, Path(tmp))
 
 
 if __name__ == "__main__":
