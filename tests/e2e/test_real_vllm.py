@@ -48,13 +48,21 @@ RUNNING = "vllm:num_requests_running"
 _DATA = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
 
 
-def _engines(model_dir: Path, since: float) -> list[psutil.Process]:
-    """`vllm serve` processes on ``model_dir`` started after ``since`` (this test's)."""
+def _pids() -> frozenset[int]:
+    """The processes alive now: engines not among them were started by this test.
+
+    (Not a start time: psutil's is boot time plus ticks, and its boot time can sit a
+    second or more off the wall clock, so a just-started engine may look older.)
+    """
+    return frozenset(psutil.pids())
+
+
+def _engines(model_dir: Path, before: frozenset[int]) -> list[psutil.Process]:
+    """`vllm serve` processes on ``model_dir`` not alive ``before`` (this test's)."""
     found = []
-    for proc in psutil.process_iter(["cmdline", "create_time"]):
+    for proc in psutil.process_iter(["cmdline"]):
         cmdline = proc.info["cmdline"] or []
-        ours = "serve" in cmdline and str(model_dir) in cmdline
-        if ours and proc.info["create_time"] >= since:
+        if "serve" in cmdline and str(model_dir) in cmdline and proc.pid not in before:
             found.append(proc)
     return found
 
@@ -95,9 +103,9 @@ class _Killer(threading.Thread):
     concurrency 1), so the kill lands mid-point, with requests being decoded.
     """
 
-    def __init__(self, model_dir: Path, since: float) -> None:
+    def __init__(self, model_dir: Path, before: frozenset[int]) -> None:
         super().__init__(daemon=True)
-        self.model_dir, self.since = model_dir, since
+        self.model_dir, self.before = model_dir, before
         self.killed = threading.Event()
         self.done = threading.Event()
 
@@ -107,7 +115,7 @@ class _Killer(threading.Thread):
         while not self.done.is_set() and time.monotonic() < deadline:
             # Polling the engine's process list, then its own gauge, bounded by the deadline.
             if engine is None:
-                if found := _engines(self.model_dir, self.since):
+                if found := _engines(self.model_dir, self.before):
                     argv = found[0].cmdline()
                     port = argv[argv.index("--port") + 1]
                     engine = (os.getpgid(found[0].pid), f"http://127.0.0.1:{port}")
@@ -128,15 +136,15 @@ def _running(base_url: str) -> float:
 def test_cpu_recipe_sweeps_survives_a_killed_engine_publishes_and_is_drawn_as_real(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
-    since = time.time()
-    killer = _Killer(cpu_host.model_dir, since)
+    before = _pids()
+    killer = _Killer(cpu_host.model_dir, before)
     killer.start()
     try:
         store, env = _sweep_local(cpu_host, tmp_path, RECIPE_FILE, 8)
     finally:
         killer.done.set()
     assert killer.killed.is_set()
-    assert _engines(cpu_host.model_dir, since) == [], "the engine is stopped with the sweep"
+    assert _engines(cpu_host.model_dir, before) == [], "the engine is stopped with the sweep"
 
     # The killed point: server-exited with the engine's log tail, then measured again on a
     # restarted engine.
@@ -204,7 +212,7 @@ def test_mtp_recipe_materializes_through_dagster_with_the_engines_acceptance(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
     """``inferx materialize`` of the MTP recipe: the model's own MTP layer drafts."""
-    since = time.time()
+    before = _pids()
     root = smoke_root(tmp_path / "root", [f"tiny/{MTP_RECIPE}.yaml"], saturation=True)
     state = tmp_path / "state"
     env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(state), "COLUMNS": "200"}
@@ -213,7 +221,7 @@ def test_mtp_recipe_materializes_through_dagster_with_the_engines_acceptance(
     result = CliRunner().invoke(cli, args, env=env)
     assert result.exit_code == 0, result.output
     assert "SUCCESS" in result.output and "2 ok" in result.output, result.output
-    assert _engines(cpu_host.host.models.models["inferx/tiny-mimo"], since) == [], (
+    assert _engines(cpu_host.host.models.models["inferx/tiny-mimo"], before) == [], (
         "the engine is stopped with the run"
     )
     _drafts_match_counters(ArtifactStore(state / "artifacts"), draft_tokens=1)
