@@ -273,7 +273,8 @@ def _rounds(
     rounds: int,
     reset: bool,
 ) -> None:
-    """``rounds`` runs of each client at ``conc``; prints both ratio rows."""
+    """``rounds`` runs of each client at ``conc``; prints both ratio rows and the TTFT
+    each client adds over the engine's own."""
     prompts = tmp / f"prompts-c{conc}.json"
     dataset = _prompts(spec, n, conc, prompts)
     # vLLM's client twice per round: vllm / vllm' is the noise floor of this host.
@@ -299,7 +300,7 @@ def _rounds(
     print(f"{'':>4}  {'vllm/vllm':<11}" + "  ".join(
         f"{c:>18}" for c in _ratios(runs["vllm'"], runs["vllm"])))  # fmt: skip
     print(f"{'':>4}  TTFT mean ms over the engine's own: " + ", ".join(
-        f"{k} +{np.median(v):.2f}" for k, v in added_ms.items()))  # fmt: skip
+        f"{k} {np.median(v):+.2f}" for k, v in added_ms.items()))  # fmt: skip
 
 
 def _engine_ttft_ms(before: MetricsSnapshot, after: MetricsSnapshot, n: int) -> float:
