@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from inferx_pipeline.catalog import cached_catalog
-from inferx_pipeline.engines.conformance import ArgvCache, argv_findings, host_parsers
+from inferx_pipeline.conformance.argv import ArgvCache, argv_findings, host_parsers
 from inferx_pipeline.errors import InferxError
 from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import load_golden

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.conformance.served import judge_served
 from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.matrix import changes
@@ -23,7 +24,6 @@ from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.matrix.select import Selection, select
-from inferx_pipeline.matrix.served import judge_served
 from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
 from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings

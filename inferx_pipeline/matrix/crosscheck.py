@@ -8,7 +8,7 @@ The loader's rules look at one recipe at a time; these need the matrix or all re
 - ``matrix`` (error): a recipe that passed the rules but does not expand;
 - ``duplicate-jobs`` (error): two jobs with the same fingerprint and concurrency, which
   ``inferx matrix`` rejects, naming both;
-- the final-command rules (``matrix/served.py``): every job's ServerSpec, eval twins
+- the final-command rules (``conformance/served.py``): every job's ServerSpec, eval twins
   included, judged by the same rule ids as the recipe fields.
 
 For a recipe written by ``inferx import-inferencex`` (``imported-from`` set) each finding
@@ -25,13 +25,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.conformance.served import judge_served
 from inferx_pipeline.errors import InferxError
 from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.expand import duplicates_of, expand
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import RUNNERS_FILE, RunnerCatalog
-from inferx_pipeline.matrix.served import judge_served
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
 from inferx_pipeline.recipes.policy.data import PolicyData

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.conformance.verification import check_real_verification
 from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.evals.harness import run_harness
 from inferx_pipeline.evals.invocation import lm_eval_run
-from inferx_pipeline.evals.verification import check_real_verification
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob

@@ -16,9 +16,9 @@ import yaml
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
+from inferx_pipeline.conformance.verification import synthetic_settings
 from inferx_pipeline.evals.catalog import SyntheticAcceptance, load_eval_catalog
 from inferx_pipeline.evals.result import EvalResult
-from inferx_pipeline.evals.verification import synthetic_settings
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.store import ResultStore

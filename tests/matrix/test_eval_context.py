@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli import cli
+from inferx_pipeline.conformance.served import served_commands
 from inferx_pipeline.engines.base import adapter_for
 from inferx_pipeline.errors import MatrixError
 from inferx_pipeline.evals.catalog import EvalCatalog, cached_eval_catalog
@@ -16,7 +17,6 @@ from inferx_pipeline.golden import load_golden
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners
-from inferx_pipeline.matrix.served import served_commands
 from inferx_pipeline.recipes.loader import LoadedRecipe, load_recipes
 from inferx_pipeline.recipes.policy import check_served
 from inferx_pipeline.recipes.policy.data import cached_policy

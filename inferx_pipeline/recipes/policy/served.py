@@ -3,7 +3,7 @@
 A value reaches an engine by more than one path (typed fields, ``engine.args``,
 ``engine.env``, ``speculative.options``, fragments); the engine sees only the final
 argv and environment. ``Served`` is one job's final command with the few job facts the
-rules compare it with; ``matrix/served.py`` builds them (every throughput job and the
+rules compare it with; ``conformance/served.py`` builds them (every throughput job and the
 eval twin of each) through the engine adapters. ``origin`` maps a flag, env or option
 name back to the recipe field that put it there, so a finding points at the author's
 line. ``once`` and ``number`` are what the final-command rules share.

@@ -7,9 +7,9 @@ from collections.abc import Callable
 import pytest
 
 from inferx_pipeline.catalog import Catalog
+from inferx_pipeline.conformance.verification import check_real_verification, synthetic_settings
 from inferx_pipeline.errors import EvalError
 from inferx_pipeline.evals.catalog import EvalCatalog
-from inferx_pipeline.evals.verification import check_real_verification, synthetic_settings
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob

@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
+from inferx_pipeline.conformance.argv import ArgvCache, EngineParser, Verdict, parse_argv
 from inferx_pipeline.engines.base import adapter_for
-from inferx_pipeline.engines.conformance import ArgvCache, EngineParser, Verdict, parse_argv
 from inferx_pipeline.launch.local import Program
 from tests.engines.jobs import catalog_sku, recipe_jobs
 from tests.paths import INFERENCEX, ROOT
