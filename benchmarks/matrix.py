@@ -38,7 +38,7 @@ from inferx_pipeline.settings import Settings
 TARGET_S = 1.0
 REPEATS = 5
 EXPECTED_JOBS = 2078
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "inferencex" / "configs"
+INFERENCEX_CONFIGS = Path(__file__).resolve().parents[1] / "third_party" / "inferencex" / "configs"
 T = TypeVar("T")
 
 Data = tuple[Catalog, GoldenRegistry, PolicyData, RunnerCatalog]
@@ -111,7 +111,7 @@ def _pin_one_core() -> str:
 def main() -> None:
     settings = Settings()
     core = _pin_one_core()
-    masters = [SHARED / "amd-master.yaml", SHARED / "nvidia-master.yaml"]
+    masters = [INFERENCEX_CONFIGS / "amd-master.yaml", INFERENCEX_CONFIGS / "nvidia-master.yaml"]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         start = time.perf_counter()

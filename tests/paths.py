@@ -1,7 +1,8 @@
-"""Paths the tests read: the checkout root and the InferenceX data beside it (../shared)."""
+"""Paths the tests read: the checkout root and InferenceX's reference data inside it."""
 
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# CI clones main into a fresh folder with a copy of shared/ beside it, as on a developer machine.
-INFERENCEX = ROOT.parent / "shared" / "inferencex"
+# InferenceX's configs, changelog, golden curves and generator outputs, copied into the
+# repository with their upstream commit and license (third_party/inferencex/README.md).
+INFERENCEX = ROOT / "third_party" / "inferencex"

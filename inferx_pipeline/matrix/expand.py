@@ -2,7 +2,7 @@
 
 Order is deterministic: recipes in the order given, then scenario blocks (fixed-seq-len,
 then agentic-coding) in document order, rows in document order, concurrencies in the
-row's order. Semantics follow InferenceX's generator (``../shared/inferencex/README.md``):
+row's order. Semantics follow InferenceX's generator (``third_party/inferencex/README.md``):
 doubling concurrency ranges, ``max-model-len = isl + osl + 256``, the agentic DRAM
 budget, and its ``exp-name`` spelling.
 """

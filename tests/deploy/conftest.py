@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 import yaml
@@ -15,6 +15,7 @@ import yaml
 from tests.deploy import image
 from tests.paths import ROOT
 from tests.services.docker_engine import DockerEngine
+from tests.services.required import unavailable as required
 
 DEPLOY = ROOT / "deploy"
 COMPOSE_FILE = DEPLOY / "docker-compose.yaml"
@@ -25,11 +26,9 @@ WORKSPACE_YAML = DEPLOY / "workspace.yaml"
 DOCKER_COMPOSE = Path("/usr/bin/docker-compose")
 
 
-def unavailable(reason: str) -> None:
-    """Skip with ``reason`` outside CI; fail under ``CI=true`` (CI must run every test)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"required under CI=true: {reason}")
-    pytest.skip(reason)
+def unavailable(reason: str) -> NoReturn:
+    """Fail the test: a deploy tool (docker-compose) could not be had."""
+    required("docker-compose", reason)
 
 
 def load_yaml(path: Path) -> Any:

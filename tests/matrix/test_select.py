@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -74,7 +73,6 @@ scenarios:
 """
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_changed_files_map_to_recipes(
     tmp_path: Path, golden: GoldenRegistry, catalog: Catalog
 ) -> None:

@@ -1,18 +1,19 @@
 """Headless Chromium for browser tests: Debian's package driven by Playwright (no download).
 
-Installs ``chromium`` with apt when missing. Under ``CI=true`` a missing browser fails the
-run; elsewhere the tests skip with the reason. Never runs ``playwright install``.
+Installs ``chromium`` with apt when missing. A missing browser fails the tests
+that need it. Never runs ``playwright install``.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.services.required import unavailable
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -45,9 +46,7 @@ def chromium_browser() -> Iterator[object]:
     """A Playwright ``Browser`` on headless Debian Chromium, closed after the test module."""
     reason = _install()
     if reason is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"chromium unavailable under CI: {reason}")
-        pytest.skip(f"chromium unavailable: {reason}")
+        unavailable("headless Chromium", reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -3,13 +3,13 @@ once per machine (minutes, the first time) and prints its python."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.paths import ROOT
+from tests.services.required import unavailable
 
 LM_EVAL_BUILD_TIMEOUT_S = 900.0
 
@@ -18,7 +18,7 @@ LM_EVAL_BUILD_TIMEOUT_S = 900.0
 def lm_eval_python() -> Path:
     """The lm-eval venv's python: ``scripts/lm-eval-env`` builds it once per machine.
 
-    Skips when it cannot be built, except under ``CI=true``, where that fails.
+    Fails the requesting test when it cannot be built.
     """
     try:
         done = subprocess.run(
@@ -29,8 +29,5 @@ def lm_eval_python() -> Path:
             timeout=LM_EVAL_BUILD_TIMEOUT_S,
         )
     except (OSError, subprocess.SubprocessError) as err:
-        reason = f"scripts/lm-eval-env failed: {err}\n{getattr(err, 'stderr', '')}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable("lm-eval", f"scripts/lm-eval-env failed: {err}\n{getattr(err, 'stderr', '')}")
     return Path(done.stdout.strip())

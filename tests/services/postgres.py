@@ -3,8 +3,8 @@
 ``postgres_server`` runs Debian's PostgreSQL 15 ``initdb`` + ``postgres`` as an
 unprivileged user (initdb refuses root) with its data and socket in a fresh temp dir,
 waits until it accepts connections, and stops it by PID at the end.
-``postgres_url`` hands each test its own empty database. Under ``CI=true`` a missing
-or broken PostgreSQL fails the tests; elsewhere it skips them with the reason.
+``postgres_url`` hands each test its own empty database. A missing or broken
+PostgreSQL fails the tests that need it.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import psycopg2
 import pytest
 
 from tests.services.processes import stop
+from tests.services.required import unavailable
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 UNPRIVILEGED_USER = "nobody"
@@ -53,10 +55,8 @@ class PostgresServer:
         return conn
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"PostgreSQL is required under CI=true: {reason}")
-    pytest.skip(f"PostgreSQL unavailable: {reason}")
+def _unavailable(reason: str) -> NoReturn:
+    unavailable("PostgreSQL", reason)
 
 
 def _ensure_installed() -> None:

@@ -3,8 +3,8 @@
 ``registry`` starts ``docker-registry serve`` (Distribution 2.8, Registry HTTP API v2) on
 127.0.0.1 and a free port with its storage in a temporary directory, waits for ``/v2/``
 with a deadline, and stops it by its PID at session end. ``docker-registry`` is installed
-with apt-get when missing. Under ``CI=true`` a missing or broken registry fails the test
-(``unavailable`` from the Docker engine fixture); elsewhere it skips.
+with apt-get when missing. A missing or broken registry fails the
+tests that need it (``unavailable`` from the Docker engine fixture).
 
 dockerd treats 127.0.0.0/8 registries as insecure (plain HTTP) by default, so the
 ``docker_engine`` fixture can push to it without extra daemon flags.

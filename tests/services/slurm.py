@@ -3,8 +3,8 @@
 ``slurm_cluster`` installs Debian's Slurm when missing and starts the cluster of
 ``tests/services/slurm_cluster.py`` once per session (a file lock keeps two sessions on
 one machine from sharing its addresses); each test finds every node idle and no job
-queued, and leaves none behind. Under ``CI=true`` nothing here skips: a cluster that
-cannot start fails the tests.
+queued, and leaves none behind. Nothing here skips: a cluster that cannot start
+fails the tests that need it.
 """
 
 from __future__ import annotations
@@ -19,16 +19,15 @@ from typing import NoReturn
 
 import pytest
 
+from tests.services.required import unavailable as required
 from tests.services.slurm_cluster import Cluster, ClusterError, private_cluster
 
 LOCK = Path("/var/tmp/inferx-slurm.lock")
 
 
 def unavailable(reason: str) -> NoReturn:
-    """Skip with ``reason`` outside CI; fail under ``CI=true`` (CI must run every test)."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the private Slurm cluster is required under CI=true: {reason}")
-    pytest.skip(reason)
+    """Fail the test: the private Slurm cluster could not start."""
+    required("the private Slurm cluster", reason)
 
 
 @pytest.fixture(scope="session")

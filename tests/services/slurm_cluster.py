@@ -13,7 +13,7 @@ remounts /sys and slurmd dies). GPUs are faked as character devices so gres bind
 ``CUDA_VISIBLE_DEVICES`` are real. Timers are short (``SlurmdTimeout=5``, ``KillWait=2``)
 so node failures and cancellations land in seconds. Everything is torn down by PID; the
 veths, namespaces and bridge are deleted by their names, which only this module uses.
-See ``../shared/MACHINE.md`` for how this was found.
+(How this was found by hand: ``deploy/slurm.md``.)
 """
 
 from __future__ import annotations

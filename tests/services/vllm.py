@@ -2,13 +2,12 @@
 
 ``cpu_host`` runs ``scripts/cpu-host``, which builds (once per machine, cached under
 ``$INFERX_CACHE`` by the hash of its inputs) the vLLM venv and the tiny Qwen3 of
-``recipes/tiny/``, and writes the local launcher's host file naming both. Under
-``CI=true`` nothing here skips: a failed build fails the tests that need it.
+``recipes/tiny/``, and writes the local launcher's host file naming both. Nothing
+here skips: a failed build fails the tests that need it.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from inferx_pipeline.launch.local import LocalHost, load_local_host
 from tests.paths import ROOT
 from tests.services.docker_engine import DockerEngine
 from tests.services.engine_images import ImageBuildError
+from tests.services.required import unavailable
 from tests.services.vllm_image import ensure_vllm_cpu_image
 
 TINY_MODEL = "inferx/tiny-qwen3"
@@ -44,9 +44,7 @@ class CpuHost:
 
 
 def _unavailable(reason: str) -> NoReturn:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"the real vLLM (CPU) is required under CI=true: {reason}")
-    pytest.skip(reason)
+    unavailable("the real vLLM (CPU)", reason)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,20 @@
+"""What a real-service fixture does when its service cannot be had: the test fails.
+
+No fixture skips, in CI or elsewhere: a test that needs Docker, PostgreSQL, Slurm, a real
+engine or a browser either runs against the real thing or fails naming what was missing.
+A person without a service deselects its tests by marker (``-m 'not docker'``).
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import pytest
+
+
+def unavailable(service: str, reason: str) -> NoReturn:
+    """Fail the requesting test: ``service`` could not be started, and why."""
+    pytest.fail(
+        f"{service} is required and could not be started: {reason} "
+        "(scripts/check installs and starts every service; deselect by marker to run without it)"
+    )
