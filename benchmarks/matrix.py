@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from inferx_pipeline.catalog import Catalog, load_catalog
-from inferx_pipeline.evals.catalog import load_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry, load_golden
-from inferx_pipeline.matrix.crosscheck import validate_recipes
+from inferx_pipeline.matrix.eval_catalog import load_eval_catalog
 from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.import_defaults import load_import_defaults
 from inferx_pipeline.matrix.inferencex import import_masters
 from inferx_pipeline.matrix.runners import RunnerCatalog, load_runners
+from inferx_pipeline.plan.crosscheck import validate_recipes
 from inferx_pipeline.recipes import policy as rules
 from inferx_pipeline.recipes.loader import LoadResult, load_recipes
 from inferx_pipeline.recipes.policy.data import PolicyData, load_policy
@@ -116,7 +117,11 @@ def main() -> None:
         folder = Path(tmp)
         start = time.perf_counter()
         report = import_masters(
-            masters, folder, load_runners(settings.catalog_dir), load_catalog(settings.catalog_dir)
+            masters,
+            folder,
+            load_runners(settings.catalog_dir),
+            load_catalog(settings.catalog_dir),
+            load_import_defaults(settings.catalog_dir),
         )
         import_s = time.perf_counter() - start
         best, median, result = _timed(lambda: _validate(settings, folder))

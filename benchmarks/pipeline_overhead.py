@@ -62,8 +62,8 @@ from inferx_pipeline.defs.resources import LauncherResource, RecipeRepoResource
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.images.fake import FakeRegistry
 from inferx_pipeline.images.registry import Registries
-from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.partitions import cell_jobs, ladders, pinned_cells
+from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import simulator_backend

@@ -71,9 +71,9 @@ from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.launch.base import Launcher
 from inferx_pipeline.launch.local import LocalHost, load_local_host
 from inferx_pipeline.launch.spec import ServerSpec
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.backends import local_backend, simulator_backend
 from inferx_pipeline.tokens import load_tokenizer

@@ -18,9 +18,9 @@ from pydantic import Field
 
 from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.engines.sim import SimAdapter
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sim.predict import predict
 from inferx_pipeline.strict import StrictModel

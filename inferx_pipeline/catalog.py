@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, JsonValue, ValidationError
 
 from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.strict import FrozenModel
@@ -109,6 +109,12 @@ class ModelArch(FrozenModel):
     mtp_params_b: float | None = Field(default=None, description="Native MTP head, billions.")
     draft_params_b: float | None = Field(default=None, description="Separate draft model, B.")
     thinking: Literal["none", "always", "switchable"]
+    config_json: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="config.json fields the numbers above do not give (model_type, "
+        "architectures, ...): an engine's own argv validation reads the file that "
+        "conformance/model_config.py builds from both.",
+    )
     source: str
 
 

@@ -64,9 +64,12 @@ def stored_result_paths(artifacts: ArtifactStore) -> list[Path]:
 def stored_results(artifacts: ArtifactStore) -> tuple[list[Path], list[Rejection]]:
     """The intact RawResult blobs of every attempt, and a rejection per damaged point.
 
-    A torn manifest, or a result blob that is missing or does not match its hash, is
-    rejected with its job id and the reason; every other point is unaffected. The
-    sweep's own quarantine notes (a reused point found damaged) join the rejections.
+    A torn manifest, or any artifact of a point (its result, log, metrics, spec) that
+    is missing or does not match its hash, rejects that point with what names it (job
+    id, else fingerprint and concurrency from the manifest's path; attempt) and the
+    reason: the rule the sweep uses to measure a point again. Every other point is
+    unaffected. The sweep's own quarantine notes (a reused point found damaged) join
+    the rejections; one per damaged file and point.
     """
     manifests, damaged = artifacts.scan()
     rejections = [_damaged(note, "damaged-manifest") for note in damaged]
@@ -76,27 +79,29 @@ def stored_results(artifacts: ArtifactStore) -> tuple[list[Path], list[Rejection
         sha = manifest.artifacts.get(RESULT)
         if sha is None:
             continue
-        try:
-            artifacts.read(sha)
-        except StoreError as err:
+        if (damage := artifacts.damage(manifest)) is not None:
+            # Keyed like the sweep's note on the same point: one entry per point.
             note = Damaged(
-                path=str(artifacts.path(sha)), job_id=manifest.job_id, sha256=sha, reason=str(err)
+                path=str(artifacts.manifest_path(manifest)),
+                job_id=manifest.job_id,
+                sha256=sha,
+                reason=damage,
             )
             rejections.append(_damaged(note, "damaged-artifact"))
             continue
         paths[artifacts.path(sha)] = None
-    return list(paths), list({r.artifact_sha256: r for r in rejections}.values())
+    unique = {(r.artifact_sha256, r.path): r for r in rejections}
+    return list(paths), list(unique.values())
 
 
 def _damaged(note: Damaged, code: str) -> Rejection:
-    job = f"job {note.job_id}" if note.job_id else "job unknown (manifest unreadable)"
     return Rejection(
         path=note.path,
         # A file gone entirely has no bytes to hash: its path keys the quarantine entry.
         artifact_sha256=note.sha256 or sha256_hex(f"missing:{note.path}".encode()),
         source="inferx",
         code=code,
-        reason=f"{job}: {note.reason}; the point is measured again by the next sweep",
+        reason=f"{note.point}: {note.reason}; the point is measured again by the next sweep",
         job_id=note.job_id,
     )
 

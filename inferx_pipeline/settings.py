@@ -32,9 +32,11 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="Results database URL; default a SQLite file in the state dir."
     )
-    launcher: Literal["sim", "docker", "local"] = Field(
+    launcher: Literal["sim", "docker", "local", "slurm"] = Field(
         default="sim",
-        description="Where sweeps run: simulator child processes, Docker hosts, or this host.",
+        description="Where the Dagster launcher resource runs sweeps by "
+        "default): simulator child processes, Docker hosts, this host, or Slurm (with "
+        "runner_pools naming a kind: slurm pools file).",
     )
     local_host: Path | None = Field(
         default=None,
@@ -42,7 +44,9 @@ class Settings(BaseSettings):
         "default STATE/local-host.yaml.",
     )
     runner_pools: Path | None = Field(
-        default=None, description="Runner-pools YAML (Docker hosts per SKU); default none."
+        default=None,
+        description="Runner-pools YAML: Docker hosts per SKU, or Slurm pools (kind: slurm, "
+        "required by launcher slurm); default none.",
     )
     registries: Path | None = Field(
         default=None, description="Registry-config YAML for the image sensor; default Docker Hub."

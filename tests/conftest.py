@@ -15,6 +15,7 @@ pytest_plugins: list[str] = [
     "tests.services.lm_eval",
     "tests.services.registry",
     "tests.services.vllm",
+    "tests.services.sglang",
     "tests.services.slurm",
 ]
 

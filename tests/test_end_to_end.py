@@ -28,14 +28,14 @@ from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.engines.sim import SimOptions
-from inferx_pipeline.evals.catalog import load_eval_catalog
 from inferx_pipeline.evals.harness import LmEvalHarness
 from inferx_pipeline.leaderboard.build import build_site_from_store
 from inferx_pipeline.leaderboard.serve import SiteServer
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.eval_catalog import load_eval_catalog
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.pipeline import Published, publish, stored_result_paths
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore

@@ -84,9 +84,9 @@ async def until_stopped(work: Sequence[Awaitable[None]], stop: StopSignal) -> No
     finally:
         for task in [*tasks, waiter]:
             task.cancel()
-        await asyncio.gather(*tasks, waiter, return_exceptions=True)
-        if not everything.done():
-            everything.cancel()
+        # Awaiting ``everything`` too takes the CancelledError a cancelled worker leaves in
+        # it (asyncio would print it as "exception was never retrieved").
+        await asyncio.gather(everything, waiter, return_exceptions=True)
 
 
 async def closed_loop(

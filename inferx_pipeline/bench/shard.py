@@ -1,10 +1,11 @@
-"""Share one run's load across client processes and merge their request records.
+"""One shard of a run's load: measured in this process, or P shards in spawned processes.
 
-One Python process times streams accurately up to a chunk rate (see
-``benchmarks/client_overhead.py``); past it, shard k of P sends every P-th request
-with 1/P of the concurrency and rate. Processes start measuring together (a
-barrier after building prompts); ``perf_counter_ns`` is one machine-wide
-monotonic clock, so records merge before any statistic is computed.
+``run_shard`` builds a shard's requests, warms up and measures. One Python process times
+streams accurately up to a chunk rate (see ``benchmarks/client_overhead.py``); past it,
+shard k of P sends every P-th request with 1/P of the concurrency and rate
+(``run_sharded``). Processes start measuring together (a barrier after building
+prompts); ``perf_counter_ns`` is one machine-wide monotonic clock, so records merge
+before any statistic is computed.
 """
 
 from __future__ import annotations
@@ -16,16 +17,24 @@ import os
 import queue
 import signal
 import traceback
+from collections.abc import Callable
 from multiprocessing.context import SpawnProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 
 from inferx_pipeline import parentdeath
 from inferx_pipeline.bench.assemble import ShardOutcome
+from inferx_pipeline.bench.client import HttpSender, Sender, open_session
 from inferx_pipeline.bench.config import BenchConfig
 from inferx_pipeline.bench.datasets import Shard
 from inferx_pipeline.bench.load import StopSignal
+from inferx_pipeline.bench.loop import arm_deadline, on_first_sigint, run_loop
+from inferx_pipeline.bench.monitor import LoopMonitor
+from inferx_pipeline.bench.timeouts import load_timeouts, resolve
+from inferx_pipeline.bench.wire import Timeouts
 from inferx_pipeline.errors import BenchError
+from inferx_pipeline.settings import Settings
+from inferx_pipeline.tokens import load_tokenizer
 
 # Building prompts for a big shard takes seconds; a shard that never gets ready is dead.
 READY_TIMEOUT_S = 300.0
@@ -33,9 +42,51 @@ POLL_S = 0.2
 Message = tuple[str, ShardOutcome | str]
 
 
-async def _child_main(config: BenchConfig, shard: Shard, barrier: Barrier) -> ShardOutcome:
-    from inferx_pipeline.bench.runner import arm_deadline, on_first_sigint, run_shard
+def timeouts_for(config: BenchConfig) -> Timeouts:
+    """The config's per-request limits, else the project's ``catalog/bench-timeouts.yaml``."""
+    if config.idle_timeout_s is not None and config.total_timeout_s is not None:
+        return Timeouts(config.idle_timeout_s, config.total_timeout_s)
+    defaults = load_timeouts(Settings().catalog_dir)
+    return resolve(config.idle_timeout_s, config.total_timeout_s, defaults)
 
+
+async def run_shard(
+    config: BenchConfig,
+    shard: Shard,
+    stop: StopSignal,
+    sender: Sender | None = None,
+    on_ready: Callable[[], object] | None = None,
+) -> ShardOutcome:
+    """Build this shard's requests, warm up, then measure; ``on_ready`` runs in between.
+
+    ``sender`` replaces HTTP (tests pass ``inferx_pipeline.bench.fake.FakeSender``).
+    """
+    tokenizer = load_tokenizer(config.tokenizer)
+    plan = config.dataset.plan(config.draw(), tokenizer, shard)
+    shape = config.shape(shard)
+    if on_ready is not None:
+        on_ready()
+    async with contextlib.AsyncExitStack() as stack:
+        if sender is None:
+            session = await stack.enter_async_context(
+                open_session(shape.concurrency, timeouts_for(config))
+            )
+            sender = HttpSender(
+                session,
+                config.endpoint,
+                config.api,
+                config.model,
+                config.chat_template_kwargs,
+                tokenizer.count,
+            )
+        await plan.warmup(sender, shape, stop)
+        monitor = LoopMonitor()
+        async with monitor:
+            records = await plan.measure(sender, shape, stop)
+    return ShardOutcome(records, monitor.load(), stop.reason, plan.planned)
+
+
+async def _child_main(config: BenchConfig, shard: Shard, barrier: Barrier) -> ShardOutcome:
     stop = StopSignal()
     undo = on_first_sigint(stop)
     deadline = arm_deadline(stop, config.deadline_s)
@@ -50,8 +101,6 @@ async def _child_main(config: BenchConfig, shard: Shard, barrier: Barrier) -> Sh
 def _child(
     config: BenchConfig, index: int, barrier: Barrier, results: Queue[Message], parent: int
 ) -> None:
-    from inferx_pipeline.bench.runner import run_loop
-
     parentdeath.die_with(parent)  # a killed client leaves no shard sending load
     shard = Shard(index=index, count=config.processes)
     try:

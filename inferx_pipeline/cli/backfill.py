@@ -15,9 +15,9 @@ from inferx_pipeline.cli.launch_flags import launch_options
 from inferx_pipeline.cli.runs import dagster_options, run_cells
 from inferx_pipeline.cli.selection import pop_selection, selection_flags
 from inferx_pipeline.images.refs import ImageRef
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import admits, cells_at
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 
 

@@ -19,12 +19,12 @@ from inferx_pipeline.defs.partitions import (
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.changelog import read_changelog
 from inferx_pipeline.images.config import load_registry_config
-from inferx_pipeline.images.history import image_history
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import Registries
 from inferx_pipeline.images.tracking import runs_at
-from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.partitions import admits, cells_at, ladders
+from inferx_pipeline.plan.build import MatrixRequest, load_matrix
+from inferx_pipeline.recipes.image_history import image_history
 from inferx_pipeline.recipes.loader import LoadedRecipe, load_recipes
 from inferx_pipeline.settings import Settings
 

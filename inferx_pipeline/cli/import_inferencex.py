@@ -14,7 +14,8 @@ import click
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.results import identity_options
-from inferx_pipeline.evals.catalog import cached_eval_catalog
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
+from inferx_pipeline.matrix.import_defaults import cached_import_defaults
 from inferx_pipeline.matrix.inferencex import import_masters
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.results.evals import write_evals
@@ -45,7 +46,9 @@ def masters_command(masters: tuple[Path, ...], out: Path) -> None:
     """Write one recipe per InferenceX config entry; print what our checks would reject."""
     settings = Settings()
     catalog = cached_catalog(settings.catalog_dir)
-    report = import_masters(masters, out, cached_runners(settings.catalog_dir), catalog)
+    runners = cached_runners(settings.catalog_dir)
+    defaults = cached_import_defaults(settings.catalog_dir)
+    report = import_masters(masters, out, runners, catalog, defaults)
     for finding in report.findings:
         click.echo(f"warning: {finding}")
     click.echo(f"imported {len(report.files)} recipes into {out}")

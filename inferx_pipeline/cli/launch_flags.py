@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import click
+from pydantic import ValidationError
 
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.sweep.launchers import LauncherChoice
@@ -14,7 +15,13 @@ from inferx_pipeline.sweep.report import SweepOptions
 
 F = TypeVar("F", bound=Callable[..., object])
 
-_SIM_KEYS = ("time_scale", "load_time_s")
+# SimOptions fields and the flags that set them.
+_SIM_FLAGS = {
+    "time_scale": "--time-scale",
+    "load_time_s": "--load-time-s",
+    "answer_key": "--sim-answer-key",
+    "answer_share": "--sim-answer-share",
+}
 _LAUNCHER_KEYS = ("launcher", "sim_image", "pools", "host_file")
 
 
@@ -59,6 +66,23 @@ def launch_options(command: F) -> F:
         ),
         click.option("--time-scale", type=float, default=1.0, show_default=True, help="Simulator."),
         click.option("--load-time-s", type=float, default=None, help="Simulated model load, s."),
+        click.option(
+            "--sim-answer-key",
+            "answer_key",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            default=None,
+            help="Simulator: answer evals from this key (`inferx sim serve --answer-key`), "
+            "e.g. inferx_pipeline/evals/data/gsm8k-inferx-test.jsonl [default: filler, "
+            "scoring 0].",
+        ),
+        click.option(
+            "--sim-answer-share",
+            "answer_share",
+            type=click.FloatRange(0, 1),
+            default=1.0,
+            show_default=True,
+            help="Simulator: share of the answer key answered right.",
+        ),
     ]
     for decorate in reversed(decorators):
         command = decorate(command)
@@ -67,7 +91,12 @@ def launch_options(command: F) -> F:
 
 def pop_launcher(flags: dict[str, object]) -> LauncherChoice:
     """The ``LauncherChoice`` of the shared flags, removed from ``flags``."""
-    sim = SimOptions.model_validate({key: flags.pop(key) for key in _SIM_KEYS})
+    try:
+        sim = SimOptions.model_validate({key: flags.pop(key) for key in _SIM_FLAGS})
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = "/".join(_SIM_FLAGS[str(part)] for part in first["loc"]) or "simulator flags"
+        raise click.UsageError(f"{where}: {first['msg']}") from err
     kind, sim_image, pools, host_file = (flags.pop(key) for key in _LAUNCHER_KEYS)
     return LauncherChoice.model_validate(
         {

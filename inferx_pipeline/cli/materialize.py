@@ -5,7 +5,11 @@ x range of concurrencies (so each server starts once for all its concurrencies),
 recorded on the local instance (the UI of ``inferx ui`` shows them) and published. The
 eval flags (as ``inferx sweep``'s) set the runs' eval mode: ``--evals-only`` materializes
 the cells of the eval jobs and scores them, as ``inferx sweep --evals-only`` does.
-Exit status 1 when a run failed.
+Exit status 1 when a run failed; 130 when Ctrl-C or SIGTERM stopped it, as it stops
+``inferx sweep``: the run being executed ends FAILURE with its point cut, the rest
+cancelled and its servers stopped, later runs are not started, and nothing is
+published. A run left STARTED by a process that died (SIGKILL, a crash) is marked
+FAILURE when the next ``inferx materialize`` or ``backfill`` starts.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.launch_flags import launch_options
 from inferx_pipeline.cli.runs import dagster_options, run_cells
 from inferx_pipeline.cli.selection import pop_selection, selection_flags
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.matrix.partitions import pinned_cells
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 
 

@@ -9,8 +9,8 @@ import click
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.selection import pop_selection, selection_options
-from inferx_pipeline.matrix.build import LoadedMatrix, MatrixRequest, checked_matrix
-from inferx_pipeline.matrix.render import render
+from inferx_pipeline.plan.build import LoadedMatrix, MatrixRequest, checked_matrix
+from inferx_pipeline.plan.render import render
 from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.recipes.policy.literals import redacted, secret_values
 from inferx_pipeline.settings import Settings

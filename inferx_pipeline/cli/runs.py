@@ -19,6 +19,7 @@ import dagster as dg
 from rich.console import Console
 from rich.table import Table
 
+from inferx_pipeline.cli.bench import EXIT_INTERRUPTED
 from inferx_pipeline.cli.launch_flags import pop_launcher, pop_sweep_options
 from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
 from inferx_pipeline.defs.execute import (
@@ -29,10 +30,12 @@ from inferx_pipeline.defs.execute import (
     run_cells_in_process,
     submit_cells,
 )
+from inferx_pipeline.defs.liveness import fail_dead_runs
 from inferx_pipeline.defs.partitions import add_images
 from inferx_pipeline.defs.resources import LauncherResource
 from inferx_pipeline.matrix.partitions import Cell
 from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.signals import interrupt_event
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -92,7 +95,9 @@ def run_cells(
     """Run (or queue) ``cells`` as the shared flags say; print the runs and the site path.
 
     ``sweep`` is the sweep asset config of every run (e.g. its eval mode). Exits 1 when a
-    run failed (its outcomes are still recorded and published).
+    run failed (its outcomes are still recorded and published), 130 when SIGINT or
+    SIGTERM stopped the runs here (what they recorded is kept; nothing is published).
+    Runs of this instance whose process died are marked failed first (``defs.liveness``).
     """
     webserver = flags.pop("webserver")
     home = flags.pop("dagster_home")
@@ -117,17 +122,25 @@ def run_cells(
     # The code location's definitions, the options as run config: same job snapshots.
     defs = build_definitions(settings, ladder_of=ladder_of)
     instance = local_instance(home if isinstance(home, Path) else settings.dagster_home)
-    runs = run_cells_in_process(
-        defs,
-        instance,
-        cells,
-        ladder_of,
-        reason=reason,
-        tags=tags,
-        run_config=launcher.run_config(),
-        sweep=sweep,
-    )
+    command = click.get_current_context().command_path
+    for run_id in fail_dead_runs(instance, by=f"`{command}`"):
+        console.print(f"run {run_id}: its process is gone; marked FAILURE")
+    with interrupt_event() as stop:
+        runs = run_cells_in_process(
+            defs,
+            instance,
+            cells,
+            ladder_of,
+            reason=reason,
+            tags=tags,
+            run_config=launcher.run_config(),
+            sweep=sweep,
+            stop=stop,
+        )
     console.print(_table(runs))
+    if stop.is_set() or any(run.interrupted for run in runs):
+        click.echo("interrupted: later runs not started, nothing published", err=True)
+        click.get_current_context().exit(EXIT_INTERRUPTED)
     failed = [run for run in runs if run.status != "SUCCESS"]
     if publish:
         published = publish_in_process(defs, instance)

@@ -12,8 +12,8 @@ from click.core import ParameterSource
 from pydantic import ValidationError
 
 from inferx_pipeline.dryrun import GroupPrediction, predict_jobs
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sim.config import SPEC_METHODS, SimConfig
 from inferx_pipeline.sim.predict import DEFAULT_PROMPTS_PER_CONC, PredictPoint, predict
@@ -79,8 +79,28 @@ def sim() -> None:
 @click.option("--error-rate", type=float, default=0.0, show_default=True)
 @click.option("--crash-after-tokens", type=int, default=None)
 @click.option("--time-scale", type=float, default=1.0, show_default=True)
+@click.option(
+    "--answer-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="JSONL of {question, answer} (GSM8K's format, e.g. the shipped eval task's "
+    "inferx_pipeline/evals/data/gsm8k-inferx-test.jsonl): a prompt asking one of its "
+    "questions gets the last line of its answer ('#### 42'). Default: filler words.",
+)
+@click.option(
+    "--answer-share",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="With --answer-key: share of its questions answered right, spread evenly in file "
+    "order (0.5 = every second); the rest get filler words.",
+)
 def serve(**options: Any) -> None:
-    """Serve until SIGINT/SIGTERM; prints `INFERX_SIM_LISTENING http://HOST:PORT` when bound."""
+    """Serve until SIGINT/SIGTERM; prints `INFERX_SIM_LISTENING http://HOST:PORT` when bound.
+
+    Answers are filler words, so an accuracy eval scores 0; with --answer-key the eval's
+    gold answers, so it scores --answer-share (a stand-in for testing the eval path).
+    """
     config = _config(options)
     serve_forever(config, lambda url: click.echo(f"INFERX_SIM_LISTENING {url}"))
 

@@ -20,8 +20,8 @@ from rich.console import Console
 from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.launch_flags import launch_options, pop_launcher, pop_sweep_options
 from inferx_pipeline.cli.selection import pop_selection, selection_options
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.evals import EvalMode
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.console import RichProgress, counts_line, summary_table

@@ -10,13 +10,13 @@ import click
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.conformance.argv import ArgvCache, argv_findings, host_parsers
 from inferx_pipeline.errors import InferxError
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.launch.local import load_local_host
-from inferx_pipeline.matrix.crosscheck import validate_recipes
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.evals import load_eval_policies
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.runners import cached_runners
+from inferx_pipeline.plan.crosscheck import validate_recipes
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadResult
 from inferx_pipeline.recipes.policy.data import cached_policy
@@ -51,7 +51,7 @@ def _argv_findings(result: LoadResult, settings: Settings, host_file: Path) -> l
                 [loaded], golden=golden, catalog=catalog, evals="all", runners=runners,
                 duplicates="keep", eval_policies=policies, eval_catalog=evals,
             )  # fmt: skip
-    return argv_findings(result.parsed, jobs, engine_specs(catalog), parsers)
+    return argv_findings(result.parsed, jobs, engine_specs(catalog), parsers, catalog)
 
 
 @click.command()
@@ -85,8 +85,10 @@ def validate(paths: tuple[Path, ...], host_file: Path | None) -> None:
     )
     host_file = host_file or settings.local_host_file
     if result.parsed and host_file.is_file():
-        rejected = _argv_findings(result, settings, host_file)
+        found = _argv_findings(result, settings, host_file)
+        rejected = [finding for finding in found if finding.is_error]
         result.errors.extend(rejected)
+        result.warnings.extend(finding for finding in found if not finding.is_error)
         failed = {finding.recipe for finding in rejected}
         result.recipes = [loaded for loaded in result.recipes if loaded.source not in failed]
     for error in result.errors:

@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.base import adapter_for
 from inferx_pipeline.errors import InferxError, LaunchError, MatrixError
-from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.job import BenchmarkJob

@@ -10,8 +10,8 @@ launcher will run) must carry none of the engines' synthetic-acceptance settings
 from __future__ import annotations
 
 from inferx_pipeline.errors import EvalError
-from inferx_pipeline.evals.catalog import SyntheticAcceptance
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.eval_catalog import SyntheticAcceptance
 from inferx_pipeline.matrix.job import BenchmarkJob
 
 

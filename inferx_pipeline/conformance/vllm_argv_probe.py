@@ -1,11 +1,11 @@
 """Parse ``vllm serve`` argv lists with vLLM's own parser (run by vLLM's Python, not ours).
 
-Reads a JSON list of argv lists (each starting at ``serve``) on stdin and writes one JSON
-verdict per argv to stdout: ``{"ok": true}`` or ``{"ok": false, "error": "..."}``. Each
-argv goes through what ``vllm serve`` does before it loads a model: the serve
-subcommand's ``FlexibleArgumentParser`` (``make_arg_parser``) and its post-parse
-validation (``validate_parsed_serve_args``). The parser is built once: importing vLLM
-takes most of the time.
+Reads a JSON list of requests ``{"argv": [...]}`` (each argv starting at ``serve``) on
+stdin and writes one JSON verdict per argv to stdout: ``{"ok": true}`` or ``{"ok":
+false, "error": "..."}``. Each argv goes through what ``vllm serve`` does before it
+loads a model: the serve subcommand's ``FlexibleArgumentParser`` (``make_arg_parser``)
+and its post-parse validation (``validate_parsed_serve_args``). The parser is built once:
+importing vLLM takes most of the time.
 
 Standalone on purpose: the interpreter running it has vLLM, not this project.
 """
@@ -28,7 +28,8 @@ def main() -> None:
     command = ServeSubcommand()
     command.subparser_init(parser.add_subparsers(dest="subparser"))
     verdicts = []
-    for argv in json.load(sys.stdin):
+    for request in json.load(sys.stdin):
+        argv = request["argv"]
         errors = io.StringIO()
         try:
             # argparse reports a rejected flag on stderr and exits 2.

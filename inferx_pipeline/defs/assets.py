@@ -43,10 +43,10 @@ from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
 from inferx_pipeline.errors import ImageRefError
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.refs import ImageRef
-from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell, cell_jobs, pinned_cells
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.recipes.loader import load_recipes
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
@@ -374,14 +374,14 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
         project: ProjectResource, results: ResultsResource
     ) -> dg.MaterializeResult:
         """Every recorded attempt ingested into the results database (idempotent), eval
-        scores too."""
+        scores too; each ingest's counts and quarantined files in the metadata."""
         from inferx_pipeline.pipeline import ingest_artifacts, ingest_evals  # see LAZY
         from inferx_pipeline.results.store import ResultStore
 
         settings = project.settings()
         url = results.url(project)
         report = ingest_artifacts(project.artifacts(), url, settings.catalog_dir)
-        ingest_evals(project.artifacts(), url)
+        evals = ingest_evals(project.artifacts(), url)
         store = ResultStore(url)
         try:
             total = store.count()
@@ -389,7 +389,7 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
         finally:
             store.close()
         return dg.MaterializeResult(
-            metadata=metadata.ingest_metadata(report, total), check_results=[check]
+            metadata=metadata.ingest_metadata(report, evals, total), check_results=[check]
         )
 
     @dg.asset(

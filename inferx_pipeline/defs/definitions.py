@@ -54,12 +54,12 @@ from inferx_pipeline.defs.resources import (
     RecipeRepoResource,
     ResultsResource,
 )
-from inferx_pipeline.defs.run_sensors import failure_sensor, publish_sensor
+from inferx_pipeline.defs.run_sensors import dead_runs_sensor, failure_sensor, publish_sensor
 from inferx_pipeline.defs.sensors import curve_sensor, git_sensor, image_sensor
 from inferx_pipeline.images.config import load_registry_config
 from inferx_pipeline.images.registry import Registries
-from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.partitions import ladders
+from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.settings import Settings
 
 # The repository root: code references are made relative to it for git links.
@@ -138,6 +138,7 @@ def build_definitions(
             git_sensor(ladder_of, jobs),
             publish_sensor(skus, publish_job),
             failure_sensor(skus, [*jobs, publish_job]),
+            dead_runs_sensor(),
             dg.AutomationConditionSensorDefinition(
                 "materialize_missing_upstream",
                 target=dg.AssetSelection.assets(*UPSTREAM),

@@ -138,7 +138,12 @@ class DagsterDev:
         while time.monotonic() < deadline and (process.poll() is None or _alive(process.pid)):
             time.sleep(READY_POLL_S)  # polling the session's processes, under a deadline
         _signal_group(process.pid, signal.SIGKILL)
-        return process.wait(STOP_GRACE_S)
+        code = process.wait(STOP_GRACE_S)
+        # The leader is reaped; killed members may still be dying (or awaiting init's reap).
+        deadline = time.monotonic() + STOP_GRACE_S
+        while _alive(process.pid) and time.monotonic() < deadline:
+            time.sleep(READY_POLL_S)  # polling the session's processes, under a deadline
+        return code
 
     def _tail(self) -> str:
         try:

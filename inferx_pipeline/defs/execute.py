@@ -10,6 +10,7 @@ per-SKU pools allow. Either way one run covers one rectangle of cells (see
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from pydantic import Field
 
 from inferx_pipeline.defs.assets import pool_name, sweep_key
 from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
+from inferx_pipeline.defs.liveness import owned_run
 from inferx_pipeline.defs.partitions import add_images, range_tags
 from inferx_pipeline.defs.tags import REASON_TAG
 from inferx_pipeline.launch.pools import RunnerPools
@@ -41,6 +43,17 @@ concurrency:
   pools:
     granularity: run
     default_limit: 1
+# While `inferx ui` runs the daemon: a run stuck starting or cancelling fails, and a
+# crashed run's pool slot is freed. Dagster's DefaultRunLauncher cannot check a run
+# worker's health (its code server fails the runs whose worker it saw die), nor resume
+# one; runs executed by `inferx materialize` are failed by their owner tag (defs/liveness.py).
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  cancel_timeout_seconds: 180
+  poll_interval_seconds: 30
+  max_resume_run_attempts: 0
+  free_slots_after_run_end_seconds: 60
 telemetry:
   enabled: false
 """
@@ -121,6 +134,9 @@ class RangeRun(FrozenModel):
     status: str = Field(description="Dagster run status, e.g. SUCCESS, FAILURE, QUEUED.")
     jobs: int | None = Field(default=None, description="Jobs measured (known in-process).")
     counts: dict[str, int] = Field(default_factory=dict, description="Jobs per status.")
+    interrupted: bool = Field(
+        default=False, description="Stopped by SIGINT or SIGTERM (or its sweep was cancelled)."
+    )
 
 
 def _shown(metadata: Mapping[str, dg.MetadataValue]) -> tuple[int | None, dict[str, int]]:
@@ -133,6 +149,21 @@ def _shown(metadata: Mapping[str, dg.MetadataValue]) -> tuple[int | None, dict[s
         if isinstance(counts, dg.JsonMetadataValue) and isinstance(counts.value, dict)
         else {},
     )
+
+
+# What Dagster records as the error of a run or step that a signal stopped outside the sweep.
+INTERRUPT_ERRORS = frozenset({"DagsterExecutionInterruptedError", "KeyboardInterrupt"})
+
+
+def _interrupt_error(event: dg.DagsterEvent) -> bool:
+    """Whether ``event`` is a step or run failure raised by SIGINT or SIGTERM."""
+    if event.is_step_failure:
+        error = event.step_failure_data.error
+    elif event.is_run_failure:
+        error = event.job_failure_data.error
+    else:
+        return False
+    return error is not None and error.cls_name in INTERRUPT_ERRORS
 
 
 def _outcome(cell_range: CellRange, result: dg.ExecuteInProcessResult) -> RangeRun:
@@ -149,8 +180,15 @@ def _outcome(cell_range: CellRange, result: dg.ExecuteInProcessResult) -> RangeR
                 jobs, failed = _shown(failure.user_failure_data.metadata)
                 counts = Counter(failed)
     status = "SUCCESS" if result.success else "FAILURE"
+    # A cancelled job: the sweep was cut by the signal (or a job was cancelled from outside).
+    interrupted = "cancelled" in counts or any(_interrupt_error(e) for e in result.all_events)
     return RangeRun(
-        cells=cell_range, run_id=result.run_id, status=status, jobs=jobs, counts=dict(counts)
+        cells=cell_range,
+        run_id=result.run_id,
+        status=status,
+        jobs=jobs,
+        counts=dict(counts),
+        interrupted=interrupted,
     )
 
 
@@ -175,26 +213,50 @@ def run_cells_in_process(
     tags: Mapping[str, str] | None = None,
     run_config: Mapping[str, object] | None = None,
     sweep: Mapping[str, object] | None = None,
+    stop: threading.Event | None = None,
 ) -> list[RangeRun]:
     """Materialize ``cells`` here, one run per rectangle, recorded on ``instance``.
 
     ``run_config`` is added to the console logger's (e.g. the launcher resource's), and
     ``sweep`` is each run's sweep asset config (``sweep_run_config``). Images are
-    registered as partitions first. A failed run does not stop the others.
+    registered as partitions first. A failed run does not stop the others; an
+    interrupted one does (SIGINT or SIGTERM while it runs: it ends FAILURE with its
+    point cut, the rest cancelled, its servers stopped and its run record written), and
+    so does ``stop`` (set, e.g. by a signal between runs) before the next run starts.
+    Each run carries this process as its owner (``defs.liveness``).
     """
     cell_list = list(cells)
     add_images(instance, cell_list)
-    runs = []
+    runs: list[RangeRun] = []
     for cell_range in covering_ranges(cell_list, ladder_of):
-        job = defs.resolve_job_def(sweep_job_name(cell_range.sku))
-        result = job.execute_in_process(
-            run_config={**CONSOLE_INFO, **sweep_run_config(cell_range.sku, run_config, sweep)},
-            instance=instance,
-            tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason},
-            raise_on_error=False,
-        )
-        runs.append(_outcome(cell_range, result))
+        if stop is not None and stop.is_set():
+            break
+        runs.append(_execute(defs, instance, cell_range, reason, tags, run_config, sweep))
+        if runs[-1].interrupted:
+            break
     return runs
+
+
+def _execute(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    cell_range: CellRange,
+    reason: str,
+    tags: Mapping[str, str] | None,
+    run_config: Mapping[str, object] | None,
+    sweep: Mapping[str, object] | None,
+) -> RangeRun:
+    """One run over ``cell_range``, in this process, owned by it."""
+    job = defs.resolve_job_def(sweep_job_name(cell_range.sku))
+    run_id, owner = owned_run()
+    result = job.execute_in_process(
+        run_config={**CONSOLE_INFO, **sweep_run_config(cell_range.sku, run_config, sweep)},
+        instance=instance,
+        run_id=run_id,
+        tags={**range_tags(cell_range), **(tags or {}), REASON_TAG: reason, **owner},
+        raise_on_error=False,
+    )
+    return _outcome(cell_range, result)
 
 
 def publish_in_process(
@@ -202,10 +264,12 @@ def publish_in_process(
 ) -> dg.ExecuteInProcessResult:
     """Run the publish job here: ingest every result, rebuild the leaderboard."""
     job = defs.resolve_job_def(PUBLISH_JOB)
+    run_id, owner = owned_run()
     return job.execute_in_process(
         run_config=CONSOLE_INFO,
         instance=instance,
-        tags={REASON_TAG: "command-line"},
+        run_id=run_id,
+        tags={REASON_TAG: "command-line", **owner},
         raise_on_error=False,
     )
 

@@ -162,24 +162,39 @@ def sweep_metadata(
 
 
 def run_metadata(report: SweepReport) -> dict[str, dg.MetadataValue]:
-    """What one sweep run cost: server launches and groups, wall time, its run id."""
+    """What one sweep run cost: server launches and groups, wall time, its run id, and
+    what went wrong outside any job (``notes``, only when there is any)."""
+    notes = {"notes": dg.MetadataValue.md("\n".join(f"- {n}" for n in report.notes))}
     return {
         "server_launches": dg.MetadataValue.int(report.server_launches),
         "server_groups": dg.MetadataValue.int(report.groups),
         "wall_s": dg.MetadataValue.float(round(report.finished_at - report.started_at, 3)),
         "sweep_run_id": dg.MetadataValue.text(report.run_id),
+        **(notes if report.notes else {}),
     }
 
 
-def ingest_metadata(report: IngestReport, total_rows: int) -> dict[str, dg.MetadataValue]:
-    """Rows written, already stored, quarantined (with reasons), and the table's size."""
+def ingest_metadata(
+    report: IngestReport, evals: IngestReport, total_rows: int
+) -> dict[str, dg.MetadataValue]:
+    """Rows written, already stored, quarantined (with reasons), of the results ``report``
+    and of the eval scores' (keys prefixed ``eval_``); and the results table's size."""
+    return {
+        **_ingested(report, ""),
+        **_ingested(evals, "eval_"),
+        "rows_in_store": dg.MetadataValue.int(total_rows),
+    }
+
+
+def _ingested(report: IngestReport, prefix: str) -> dict[str, dg.MetadataValue]:
     rows = ((r.path, r.code, r.reason) for r in report.rejections)
     return {
-        "written": dg.MetadataValue.int(report.written),
-        "already_stored": dg.MetadataValue.int(report.skipped_existing),
-        "quarantined": dg.MetadataValue.int(report.quarantined),
-        "quarantine": dg.MetadataValue.md(markdown_table(("file", "code", "reason"), rows)),
-        "rows_in_store": dg.MetadataValue.int(total_rows),
+        f"{prefix}written": dg.MetadataValue.int(report.written),
+        f"{prefix}already_stored": dg.MetadataValue.int(report.skipped_existing),
+        f"{prefix}quarantined": dg.MetadataValue.int(report.quarantined),
+        f"{prefix}quarantine": dg.MetadataValue.md(
+            markdown_table(("file", "code", "reason"), rows)
+        ),
     }
 
 

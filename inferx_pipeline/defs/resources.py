@@ -64,13 +64,23 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
 
     kind: str = Field(
         default="sim",
-        description="sim (child processes), docker (runner pools) or local (engines on this host).",
+        description="sim (child processes), docker (runner pools), local (engines on this "
+        "host) or slurm (batch jobs on Slurm pools).",
     )
-    pools_file: str | None = Field(default=None, description="Docker: runner-pools YAML.")
+    pools_file: str | None = Field(
+        default=None,
+        description="Docker: runner-pools YAML; Slurm: a kind: slurm pools file (required).",
+    )
     host_file: str | None = Field(default=None, description="Local: programs and model store.")
-    sim_image: str | None = Field(default=None, description="Docker: run this simulator image.")
+    sim_image: str | None = Field(
+        default=None, description="Docker, Slurm: run this simulator image, not the engines."
+    )
     time_scale: float = Field(default=1.0, description="Simulator: multiplies simulated time.")
     load_time_s: float | None = Field(default=None, description="Simulator: model-load wait, s.")
+    answer_key: str | None = Field(
+        default=None, description="Simulator: answer evals from this key (default filler)."
+    )
+    answer_share: float = Field(default=1.0, description="Simulator: answer-key share right.")
     prompts_per_conc: int = Field(default=10, description="Requests per unit of concurrency.")
     num_prompts: int | None = Field(default=None, description="Fixed requests per point (smoke).")
     max_turns: int | None = Field(default=None, description="Agentic: cut sessions at this turn.")
@@ -89,6 +99,8 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
             sim_image=choice.sim_image,
             time_scale=choice.sim.time_scale,
             load_time_s=choice.sim.load_time_s,
+            answer_key=str(choice.sim.answer_key) if choice.sim.answer_key else None,
+            answer_share=choice.sim.answer_share,
             prompts_per_conc=options.prompts_per_conc,
             num_prompts=options.num_prompts,
             max_turns=options.max_turns,
@@ -110,7 +122,12 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
 
     def choice(self) -> LauncherChoice:
         """The launcher these settings describe (validated)."""
-        sim = SimOptions(time_scale=self.time_scale, load_time_s=self.load_time_s)
+        sim = SimOptions(
+            time_scale=self.time_scale,
+            load_time_s=self.load_time_s,
+            answer_key=Path(self.answer_key) if self.answer_key else None,
+            answer_share=self.answer_share,
+        )
         return LauncherChoice.model_validate(
             {
                 "kind": self.kind,

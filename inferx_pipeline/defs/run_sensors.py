@@ -1,6 +1,6 @@
-"""Run-status sensors: publish after sweeps, record failed sweeps and retry transient ones.
+"""Run sensors: publish after sweeps, record failed sweeps and retry transient ones, fail dead runs.
 
-Both run by default (a sweep started from the UI rebuilds the leaderboard with no
+All run by default (a sweep started from the UI rebuilds the leaderboard with no
 sensor to switch on first); they need the daemon, which ``dagster dev`` starts.
 
 - ``publish_after_sweeps``: a sweep run that succeeded -> the publish job (ingest, then
@@ -10,6 +10,9 @@ sensor to switch on first); they need the daemon, which ``dagster dev`` starts.
   (``.inferx/retries.jsonl``); one retry run over the same partitions when every failure
   is transient (``catalog/retry-policy.yaml``); the publish job either way, since the
   good points of a failed run count.
+- ``fail_dead_runs``: an unfinished run whose process on this host died (an
+  ``inferx materialize`` killed with SIGKILL) -> FAILURE, so it shows as failed and its
+  failure is recorded like any other.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import dagster as dg
 
 from inferx_pipeline.defs.assets import sweep_key
 from inferx_pipeline.defs.jobs import PUBLISH_JOB, sweep_job_name
+from inferx_pipeline.defs.liveness import fail_dead_runs
 from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG
 from inferx_pipeline.defs.resources import ProjectResource
 from inferx_pipeline.defs.tags import REASON_TAG, RETRY_OF_TAG, RETRY_TAG
@@ -33,6 +37,8 @@ from inferx_pipeline.sweep.retries import (
 
 PARTITION_TAG = "dagster/partition"
 LEDGER_FILE = "retries.jsonl"
+# How often the daemon looks for runs whose process died (each look is one runs query).
+DEAD_RUNS_INTERVAL_S = 30
 
 
 def _swept_sku(run: dg.DagsterRun, skus: Sequence[str]) -> str | None:
@@ -134,3 +140,24 @@ def failure_sensor(
         return requests
 
     return record_failed_sweeps
+
+
+def dead_runs_sensor() -> dg.SensorDefinition:
+    """Marks FAILURE the unfinished runs whose owner process is gone (``defs.liveness``)."""
+
+    @dg.sensor(
+        name="fail_dead_runs",
+        minimum_interval_seconds=DEAD_RUNS_INTERVAL_S,
+        description=(
+            "Marks failed the runs left STARTED by an `inferx materialize` or `backfill` "
+            "process of this host that died (SIGKILL, a crash)."
+        ),
+        default_status=dg.DefaultSensorStatus.RUNNING,
+    )
+    def fail_dead_runs_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
+        failed = fail_dead_runs(context.instance, by="the fail_dead_runs sensor")
+        if not failed:
+            return dg.SkipReason("no unfinished run of a dead process")
+        return dg.SkipReason(f"marked failed: {', '.join(failed)}")
+
+    return fail_dead_runs_sensor

@@ -35,10 +35,10 @@ from inferx_pipeline.gitrepo import WatchedRepo
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import Registries
-from inferx_pipeline.matrix.build import MatrixRequest, load_matrix
 from inferx_pipeline.matrix.changes import affected_recipes
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell, follows_new, partitioned, pinned_cells
+from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.recipes.loader import load_recipes
 from inferx_pipeline.settings import Settings
 

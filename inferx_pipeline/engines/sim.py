@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import Sku
 from inferx_pipeline.engines.adapter import PORT, EngineAdapter
@@ -52,6 +52,20 @@ class SimOptions(FrozenModel):
         le=1,
         description="Assumed accepted share of the k drafts for real-acceptance jobs.",
     )
+    answer_key: Path | None = Field(
+        default=None,
+        description="Answer key (`inferx sim serve --answer-key`): evals score its answers, "
+        "not filler; a path the simulator's process reads.",
+    )
+    answer_share: float = Field(
+        default=1.0, ge=0, le=1, description="Share of the answer key answered right."
+    )
+
+    @model_validator(mode="after")
+    def _answer_share_has_a_key(self) -> SimOptions:
+        if self.answer_key is None and self.answer_share != 1.0:
+            raise ValueError("answer_share needs answer_key (--sim-answer-key)")
+        return self
 
 
 class SimAdapter(EngineAdapter):
@@ -134,6 +148,8 @@ class SimAdapter(EngineAdapter):
             argv += ["--error-rate", f"{o.error_rate:g}"]
         if o.crash_after_tokens is not None:
             argv += ["--crash-after-tokens", str(o.crash_after_tokens)]
+        if o.answer_key is not None:
+            argv += ["--answer-key", str(o.answer_key), "--answer-share", f"{o.answer_share:g}"]
         return argv
 
 

@@ -14,6 +14,7 @@ from typing import Protocol
 from inferx_pipeline.errors import EvalError
 from inferx_pipeline.evals.invocation import LmEvalRun
 from inferx_pipeline.evals.scores import EvalScore, read_score
+from inferx_pipeline.launch.secrets import host_basics
 
 LOG_FILE = "lm-eval.log"
 LOG_TAIL_CHARS = 2000
@@ -38,8 +39,11 @@ class LmEvalHarness:
 def run_harness(run: LmEvalRun, *, timeout_s: float) -> EvalScore:
     """Run the harness (config written first) and read its score; blocks until done.
 
-    Output goes to ``<output_dir>/lm-eval.log``. EvalError with the log's tail when the
-    harness cannot start, exits non-zero or outlives ``timeout_s`` (seconds).
+    Its environment is an allow-list, as an engine's (``secrets.host_basics``): the host
+    basics and ``run.env``; never the caller's whole environment, where the results
+    database URL and every other secret live. Output goes to ``<output_dir>/lm-eval.log``.
+    EvalError with the log's tail when the harness cannot start, exits non-zero or
+    outlives ``timeout_s`` (seconds).
     """
     config = run.write_config()
     log = run.output_dir / LOG_FILE
@@ -47,7 +51,7 @@ def run_harness(run: LmEvalRun, *, timeout_s: float) -> EvalScore:
         try:
             done = subprocess.run(
                 run.argv,
-                env={**os.environ, **run.env},
+                env={**host_basics(os.environ), **run.env},
                 cwd=run.cwd,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -18,11 +18,13 @@ from typing import Any
 import yaml
 from pydantic import Field
 
-from inferx_pipeline.evals.catalog import DATA_DIR, EvalCatalog, ResolvedEval
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog, ResolvedEval
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.strict import FrozenModel
 
+# The shipped task's lm-eval YAML and its JSONL splits.
+DATA_DIR = Path(__file__).resolve().parent / "data"
 CONFIG_FILE = "lm-eval-config.yaml"
 HARNESS_DIR = "harness"
 # The harness's API model and the endpoint path, by the server's client API.
@@ -38,7 +40,7 @@ class LmEvalRun(FrozenModel):
     eval: ResolvedEval = Field(description="Task, threshold and answer budget.")
     config: dict[str, Any] = Field(description="The `lm-eval run --config` document.")
     argv: tuple[str, ...] = Field(description="The command; reads the config from output_dir.")
-    env: dict[str, str] = Field(description="Variables set on top of the caller's environment.")
+    env: dict[str, str] = Field(description="Variables set on top of the host basics.")
     cwd: Path = Field(description="Working directory (the shipped task's data_files are relative).")
     output_dir: Path = Field(description="Config, harness results and samples go here.")
 

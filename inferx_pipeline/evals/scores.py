@@ -15,8 +15,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from inferx_pipeline.errors import EvalError
-from inferx_pipeline.evals.catalog import ResolvedEval
 from inferx_pipeline.evals.invocation import HARNESS_DIR
+from inferx_pipeline.matrix.eval_catalog import ResolvedEval
 from inferx_pipeline.strict import FrozenModel
 
 

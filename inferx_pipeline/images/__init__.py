@@ -1,6 +1,6 @@
-"""Container images a recipe runs: references, tag tracking, registries, image history.
+"""Container images a recipe runs: references, tag tracking, registries, changelog.
 
-Knows nothing of Dagster; sensors and the CLI call it.
+Knows nothing of recipes or Dagster; recipes, sensors and the CLI call it.
 
 - ``refs``: ``ImageRef`` parses ``[registry/]repository[:tag][@digest]`` and keeps the spelling.
 - ``tracking``: ``TrackRule`` (a recipe's ``engine.track``) and ``admits``.
@@ -8,9 +8,7 @@ Knows nothing of Dagster; sensors and the CLI call it.
   and ``Registries`` (the client per registry host); ``config``: ``RegistryConfig``.
 - ``fake``: ``FakeRegistry``, an in-memory client for other layers' tests.
 - ``changelog``: images an InferenceX perf-changelog.yaml names for a recipe.
-- ``history``: ``ImageHistoryEntry`` rows from the pinned image, git, the changelog and
-  the registry.
 
-Nothing is re-exported here: ``recipes.schema`` imports ``images.tracking`` while
-``images.history`` reads recipes, so importing the package must not import ``history``.
+Below ``recipes`` (whose schema uses ``tracking``): a recipe's image history, which reads
+recipes, is ``recipes.image_history``.
 """

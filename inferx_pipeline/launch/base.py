@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -45,6 +46,14 @@ def log_file(log_dir: Path, spec: ServerSpec) -> Path:
 def fill_port(argv: tuple[str, ...], port: int) -> tuple[str, ...]:
     """``argv`` with every ``{port}`` replaced by ``port`` (pure)."""
     return tuple(arg.replace(PORT_PLACEHOLDER, str(port)) for arg in argv)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now; the server binds it moments later (a race
+    another process could win, which the server's start then reports)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 class LogBuffer:

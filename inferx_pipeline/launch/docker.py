@@ -2,17 +2,18 @@
 
 Each container carries the labels ``inferx.job``, ``inferx.fingerprint``, ``inferx.run``
 and ``inferx.owner`` (the process running the sweep, ``ownership.Owner``);
-``cleanup_orphans`` finds the containers a crashed or killed run left behind by those
-labels and removes them (keeping their logs), never those of a sweep still running in
-another process. The log is streamed into a
-file while the container runs, so it survives the container's removal on ``stop()``.
+``cleanup_orphans`` finds the containers whose owner is gone (a crashed or killed run)
+by those labels and removes them (keeping their logs), never those of a live owner
+(this process included) nor a container that names no owner. The log is streamed into
+a file while the container runs, so it survives the container's removal on ``stop()``.
+A container whose log cannot be read (a daemon hiccup, a log driver such as ``none``)
+is removed all the same, and the failure is written where its log would be.
 """
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import os
-import socket
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -21,9 +22,16 @@ from typing import Any
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from requests import RequestException
 
 from inferx_pipeline.errors import LaunchError
-from inferx_pipeline.launch.base import LogBuffer, ServerHandle, cleanup_on_failure, log_file
+from inferx_pipeline.launch.base import (
+    LogBuffer,
+    ServerHandle,
+    cleanup_on_failure,
+    free_port,
+    log_file,
+)
 from inferx_pipeline.launch.docker_args import (
     DEFAULT_CONTAINER_PORT,
     LABEL_RUN,
@@ -31,20 +39,17 @@ from inferx_pipeline.launch.docker_args import (
     PullPolicy,
     container_kwargs,
 )
-from inferx_pipeline.launch.ownership import Owner
+from inferx_pipeline.launch.ownership import Owner, Reaped, orphaned
 from inferx_pipeline.launch.secrets import secret_values
 from inferx_pipeline.launch.spec import ServerSpec
 
 LOG_JOIN_S = 10.0
 KILLED = 137  # 128 + SIGKILL: what a container removed from under us most likely met
 LABEL_OWNER = "inferx.owner"
+# What a call to the daemon raises when it fails: its answer, or no answer at all.
+DAEMON_ERRORS = (DockerException, RequestException)
 
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on this machine right now (for host-network containers)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+log = logging.getLogger(__name__)
 
 
 def endpoint_host(docker_url: str) -> str:
@@ -115,10 +120,17 @@ class DockerHandle(ServerHandle):
         self._follower.start()
 
     def _follow(self) -> None:
-        with contextlib.suppress(DockerException, OSError):
+        try:
             stream = self.container.logs(stream=True, follow=True, stdout=True, stderr=True)
             for line in _lines(stream):
                 self.log.append(line)
+        except (*DAEMON_ERRORS, OSError) as err:
+            self._report(f"reading its log failed: {err}")
+
+    def _report(self, what: str) -> None:
+        """Note a failed step in the server's log (kept as its artifact) and the logger."""
+        self.log.append(f"inferx: container {self.container_id[:12]}: {what}")
+        log.warning("server %s: container %s: %s", self.spec.name, self.container_id[:12], what)
 
     def _state(self) -> tuple[int, bool] | None:
         if self._final is not None:
@@ -144,17 +156,33 @@ class DockerHandle(ServerHandle):
         return state is not None and state[1]
 
     def stop(self) -> None:
+        """Stop the container, then remove it whatever failed before (idempotent).
+
+        A step the daemon fails is reported in the server's log and the logger, not
+        raised: the removal is always tried, and the log always closed.
+        """
         if self._stopped:
             return
         self._stopped = True
-        with contextlib.suppress(NotFound, APIError):
-            self.container.stop(timeout=int(self.grace_s))
-        self._state()
-        if self._follower.is_alive():
-            self._follower.join(LOG_JOIN_S)
-        with contextlib.suppress(NotFound):
-            self.container.remove(force=True)
-        self.log.close()
+        try:
+            for step, action in (
+                ("stopping", lambda: self.container.stop(timeout=int(self.grace_s))),
+                ("reading its exit state", self._state),
+            ):
+                self._try(step, action)
+            if self._follower.is_alive():
+                self._follower.join(LOG_JOIN_S)
+            self._try("removing", lambda: self.container.remove(force=True))
+        finally:
+            self.log.close()
+
+    def _try(self, step: str, action: Callable[[], object]) -> None:
+        try:
+            action()
+        except NotFound:
+            return  # already gone: nothing left to stop or remove
+        except DAEMON_ERRORS as err:
+            self._report(f"{step} failed: {err}")
 
 
 class DockerLauncher:
@@ -226,28 +254,45 @@ class DockerLauncher:
         binding = container.attrs["NetworkSettings"]["Ports"][f"{port}/tcp"][0]
         return f"http://{self.server_host}:{binding['HostPort']}"
 
-    def cleanup_orphans(self, run_id: str | None = None) -> list[str]:
-        """Remove containers left by an earlier run (``run_id``, or any run when None).
+    def cleanup_orphans(self, run_id: str | None = None) -> Reaped:
+        """Remove the containers whose owner is gone (of run ``run_id``, or of any run).
 
-        This launcher's own run is never touched, nor a run whose owner is another live
-        process (or one on another host, which cannot be checked from here). Each
-        orphan's log is saved under ``log_dir`` first. Returns the removed containers' names.
+        Containers of live owners (this process included, or one on another host, which
+        cannot be checked from here) and containers naming no owner are never touched.
+        Each orphan's log is saved under ``log_dir`` first (or why it could not be read);
+        a container the daemon will not remove is reported in ``failed`` and the others
+        are still removed. Raises LaunchError when the daemon cannot list containers.
         """
         label = LABEL_RUN if run_id is None else f"{LABEL_RUN}={run_id}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        removed = []
-        for container in self.client.containers.list(all=True, filters={"label": label}):
-            run = container.labels.get(LABEL_RUN, "")
-            if run == self.run_id or _owned_elsewhere(run, container.labels.get(LABEL_OWNER)):
+        try:
+            found = self.client.containers.list(all=True, filters={"label": label})
+        except DAEMON_ERRORS as err:
+            raise LaunchError(f"listing containers of dead runs failed: {err}") from err
+        removed, failed = [], {}
+        for container in found:
+            labels = container.labels
+            owner = Owner.from_label(labels.get(LABEL_RUN, ""), labels.get(LABEL_OWNER, ""))
+            if not orphaned(owner):
                 continue
-            with contextlib.suppress(NotFound, APIError):
-                (self.log_dir / f"orphan-{container.name}.log").write_bytes(container.logs())
+            self._save_orphan_log(container)
+            try:
                 container.remove(force=True)
-                removed.append(container.name)
-        return removed
+            except NotFound:
+                pass  # removed meanwhile (its own --rm, another sweep): gone all the same
+            except DAEMON_ERRORS as err:
+                failed[container.name] = str(err)
+                continue
+            removed.append(container.name)
+        return Reaped(kind="container", stopped=tuple(removed), failed=failed)
 
-
-def _owned_elsewhere(run_id: str, label: str | None) -> bool:
-    # This process's other runs are over (a sweep runs one run at a time): orphans.
-    owner = Owner.from_label(run_id, label) if label else None
-    return owner is not None and owner.pid != os.getpid() and owner.alive()
+    def _save_orphan_log(self, container: Any) -> None:
+        path = self.log_dir / f"orphan-{container.name}.log"
+        try:
+            path.write_bytes(container.logs())
+        except DAEMON_ERRORS as err:
+            # Reported where the log would be: the container goes anyway.
+            log.warning("orphan container %s: reading its log failed: %s", container.name, err)
+            path.write_text(
+                f"inferx: reading the log of container {container.name} failed: {err}\n"
+            )

@@ -23,7 +23,9 @@ SKUs the sweep needs (``host_gpus.py``); each server sees its first N usable GPU
 
 from __future__ import annotations
 
-import socket
+import os
+import shlex
+import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
@@ -33,7 +35,7 @@ from pydantic import Field
 
 from inferx_pipeline.catalog import Sku, read_model
 from inferx_pipeline.errors import LaunchError
-from inferx_pipeline.launch.base import fill_port
+from inferx_pipeline.launch.base import fill_port, free_port
 from inferx_pipeline.launch.host_gpus import (
     HostGpu,
     check_sku,
@@ -49,6 +51,9 @@ from inferx_pipeline.launch.subprocess import SubprocessHandle, SubprocessLaunch
 from inferx_pipeline.strict import FrozenModel
 
 VERSION_PROBE_TIMEOUT_S = 60.0
+SHEBANG_READ_BYTES = 4096  # a shebang line plus pip's trampoline line under it
+SHELLS = frozenset({"sh", "bash", "dash"})
+ENV_OPTIONS_WITH_VALUE = frozenset({"-u", "--unset", "-C", "--chdir"})
 
 
 class Program(FrozenModel):
@@ -117,13 +122,6 @@ def nvidia_gpus(
     for sku in nvidia:
         check_sku(gpus, sku, need=1)
     return gpus
-
-
-def free_port() -> int:
-    """A loopback TCP port free now (the engine binds it moments later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class LocalLauncher:
@@ -227,14 +225,58 @@ def package_version(program: Program) -> str | None:
 
 
 def program_interpreter(path: Path) -> str:
-    """The Python that runs program ``path``; LaunchError when the file cannot be read.
+    """The Python that runs program ``path``; LaunchError naming ``path`` when it cannot be told.
 
-    A console script names its interpreter on the shebang line; a python is its own.
+    A console script names its interpreter on its shebang line: ``#!/venv/bin/python``,
+    ``#!/usr/bin/env [-S] python3`` (the name looked up on ``PATH``), or pip's
+    ``#!/bin/sh`` trampoline, written when the interpreter's path is too long for a
+    shebang or holds a space, whose second line execs the python. A file without a
+    shebang (a python binary) is its own interpreter.
     """
     try:
-        first = path.read_bytes()[:256].split(b"\n", 1)[0]
+        lines = path.read_bytes()[:SHEBANG_READ_BYTES].split(b"\n", 2)
     except OSError as err:
         raise LaunchError(f"{path}: cannot read the engine program: {err}") from err
-    if first.startswith(b"#!"):
-        return first[2:].decode().strip().split()[0]
-    return str(path)
+    if not lines[0].startswith(b"#!"):
+        return str(path)
+    # The kernel runs the shebang's first word with the rest as one argument.
+    words = os.fsdecode(lines[0][2:]).split()
+    program = words[0] if words else ""
+    if Path(program).name == "env":
+        return _env_program(path, words[1:])
+    if Path(program).name in SHELLS:
+        return _trampoline_python(path, os.fsdecode(lines[1]) if len(lines) > 1 else "")
+    return program
+
+
+def _env_program(path: Path, args: list[str]) -> str:
+    """Where ``/usr/bin/env ARGS`` finds its program: past the options and ``NAME=VALUE``
+    settings, looked up on ``PATH`` as env does."""
+    rest = iter(args)
+    for arg in rest:
+        if arg in ENV_OPTIONS_WITH_VALUE:
+            next(rest, None)
+        elif not arg.startswith("-") and "=" not in arg:
+            found = shutil.which(arg)
+            if found is None:
+                raise LaunchError(
+                    f"{path}: its shebang runs {arg!r} through env, and {arg!r} is not on "
+                    "PATH; put its bin on PATH or give the engine's own python in the host file"
+                )
+            return found
+    raise LaunchError(f"{path}: its env shebang names no program; fix the engine's script")
+
+
+def _trampoline_python(path: Path, line: str) -> str:
+    """The python that pip's trampoline line ``'''exec' "/path/python" "$0" "$@"`` runs."""
+    try:
+        words = shlex.split(line)
+    except ValueError:  # unbalanced quotes: not pip's line
+        words = []
+    if len(words) >= 4 and words[0] == "exec" and words[-2:] == ["$0", "$@"]:
+        return words[1]
+    raise LaunchError(
+        f"{path}: a shell script that execs no python (line 2 should be pip's trampoline, "
+        f"""'''exec' "/path/python" "$0" "$@"); give the engine's console script or its """
+        "python in the host file"
+    )

@@ -7,9 +7,14 @@ group::
 
     STATE/owned/<pgid>.json     {"owner": {...}, "pgid": 4711, "started": 912345}
 
-At the start of a sweep, ``ProcessLedger.reap`` stops every recorded group whose owner
-is gone (killed with SIGKILL, crashed, a host reboot) and forgets it; groups of live
-runs, this one included, are left alone. Linux only: it reads ``/proc``.
+A Slurm job carries it in its comment (``launch/slurm.py``). Every launcher follows
+the same rule: what an owner that is gone left (killed with SIGKILL, crashed, a host
+reboot) is stopped at the start of the next sweep; what a live owner runs (this process
+included, or an owner on another host, which cannot be checked from here) and what names
+no owner is left alone. Each clean-up answers a ``Reaped``: a server that cannot be
+stopped is reported there and does not keep the others from being stopped. At the start
+of a sweep, ``ProcessLedger.reap`` does this for the process groups. Linux only: it
+reads ``/proc``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import socket
 import time
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from inferx_pipeline.atomic import write_atomic
 from inferx_pipeline.strict import FrozenModel
@@ -92,6 +97,31 @@ class Owner(FrozenModel):
         return cls(run_id=run_id, host=host, pid=int(pid), started=int(rest))
 
 
+def orphaned(owner: Owner | None) -> bool:
+    """Whether a server whose owner is ``owner`` outlived it (None: no owner, not ours)."""
+    return owner is not None and not owner.alive()
+
+
+class Reaped(FrozenModel):
+    """What one clean-up of dead owners' servers did (``SweepBackend.prepare``)."""
+
+    kind: str = Field(description="What was stopped, e.g. 'process group', 'Slurm job'.")
+    stopped: tuple[str, ...] = Field(default=(), description="Ids of the servers stopped.")
+    failed: dict[str, str] = Field(
+        default_factory=dict, description="Id -> why it could not be stopped (it may still run)."
+    )
+
+    def note(self) -> str | None:
+        """One line for the run's record when a server could not be stopped, else None."""
+        if not self.failed:
+            return None
+        each = "; ".join(f"{key}: {why}" for key, why in self.failed.items())
+        return (
+            f"could not stop {len(self.failed)} {self.kind}(s) of dead runs ({each}); "
+            "they may still hold resources: stop them by hand"
+        )
+
+
 def _started(pid: int) -> int:
     started = process_start(pid)
     if started is None:  # only for a PID that is not running, never for a live child
@@ -137,17 +167,22 @@ class ProcessLedger:
                 path.unlink(missing_ok=True)
         return found
 
-    def reap(self) -> list[int]:
+    def reap(self) -> Reaped:
         """Stop the groups of dead owners (SIGTERM, then SIGKILL after ``grace_s``) and
-        forget them; return their group ids. Groups of live owners stay."""
-        stopped = []
+        forget them. Groups of live owners stay; a group that cannot be signalled (another
+        user's) is reported in ``failed`` and kept for the next clean-up."""
+        stopped, failed = [], {}
         for entry in self.entries():
-            if entry.owner.alive():
+            if not orphaned(entry.owner):
                 continue
-            if stop_group(entry.pgid, entry.started, self.grace_s):
-                stopped.append(entry.pgid)
+            try:
+                if stop_group(entry.pgid, entry.started, self.grace_s):
+                    stopped.append(str(entry.pgid))
+            except OSError as err:
+                failed[str(entry.pgid)] = str(err)
+                continue
             self.forget(entry.pgid)
-        return stopped
+        return Reaped(kind="process group", stopped=tuple(stopped), failed=failed)
 
     def _path(self, pgid: int) -> Path:
         return self.root / f"{pgid}.json"

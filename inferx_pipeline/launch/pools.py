@@ -16,12 +16,16 @@
 Without a file, the embedded default is one pool ``local`` for every SKU (``"*"``) on
 ``DOCKER_HOST`` or the default socket. Relative TLS paths are relative to the file.
 ``HostRotation`` picks a host for each server group: a pool's hosts in turn.
+
+``SkuPool`` and ``SkuPools`` are what Docker and Slurm pools share (``slurm_pools.py``):
+the SKUs a pool serves, its Dagster limit, and the lookup of a SKU's pool.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar, Generic, TypeVar
 
 import docker
 import yaml
@@ -78,25 +82,26 @@ class DockerHost(FrozenModel):
         return value
 
 
-class RunnerPool(FrozenModel):
-    """Hosts that serve some SKUs; ``nodes`` bounds concurrent runs on them."""
+class SkuPool(FrozenModel):
+    """What every pool has: the SKUs it serves and how many runs it takes at once."""
 
     skus: tuple[str, ...] = Field(min_length=1, description="SKU ids, or '*' for any SKU.")
-    hosts: tuple[DockerHost, ...] = Field(min_length=1)
     nodes: int = Field(default=1, ge=1, description="Concurrent runs allowed (Dagster pool limit).")
-    docker: DockerOptions = Field(
-        default_factory=DockerOptions, description="How containers run on these hosts."
-    )
 
 
-class RunnerPools(StrictModel):
-    """All pools, by name; each SKU belongs to at most one."""
+PoolT = TypeVar("PoolT", bound=SkuPool)
+
+
+class SkuPools(StrictModel, Generic[PoolT]):
+    """Pools by name; each SKU belongs to at most one (``NOUN`` names the kind in errors)."""
+
+    NOUN: ClassVar[str] = "pool"
 
     source: str = Field(description="Where this inventory comes from.")
-    pools: dict[str, RunnerPool]
+    pools: dict[str, PoolT]
 
     @model_validator(mode="after")
-    def _one_pool_per_sku(self) -> RunnerPools:
+    def _one_pool_per_sku(self) -> SkuPools[PoolT]:
         seen: dict[str, str] = {}
         for name, pool in self.pools.items():
             for sku in pool.skus:
@@ -107,14 +112,14 @@ class RunnerPools(StrictModel):
                 seen[sku] = name
         return self
 
-    def pool_for(self, sku: str) -> tuple[str, RunnerPool]:
+    def pool_for(self, sku: str) -> tuple[str, PoolT]:
         """The (name, pool) serving ``sku``: the pool naming it, else the ``'*'`` pool."""
         for wanted in (sku, ANY_SKU):
             for name, pool in self.pools.items():
                 if wanted in pool.skus:
                     return name, pool
         raise LaunchError(
-            f"no runner pool serves SKU {sku!r}; it has {self.describe()}; "
+            f"no {self.NOUN} serves SKU {sku!r}; it has {self.describe()}; "
             f"add the SKU to a pool's skus or add a pool with skus: ['{ANY_SKU}']"
         )
 
@@ -122,6 +127,21 @@ class RunnerPools(StrictModel):
         """``pools h200-dgx (h200), mi355x (mi355x)``: each pool with the SKUs it serves."""
         listed = ", ".join(f"{name} ({', '.join(pool.skus)})" for name, pool in self.pools.items())
         return f"pools {listed}" if listed else "no pools"
+
+
+class RunnerPool(SkuPool):
+    """Docker hosts that serve some SKUs; ``nodes`` bounds concurrent runs on them."""
+
+    hosts: tuple[DockerHost, ...] = Field(min_length=1)
+    docker: DockerOptions = Field(
+        default_factory=DockerOptions, description="How containers run on these hosts."
+    )
+
+
+class RunnerPools(SkuPools[RunnerPool]):
+    """All Docker runner pools, by name."""
+
+    NOUN: ClassVar[str] = "runner pool"
 
 
 class HostRotation:

@@ -9,7 +9,6 @@ supplied ``FactRule`` that fails raises ``PreflightError`` naming the fact.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Protocol
 import yaml
 from pydantic import Field, ValidationError
 
+from inferx_pipeline.atomic import write_atomic
 from inferx_pipeline.errors import CatalogError, PreflightError
 from inferx_pipeline.strict import FrozenModel, StrictModel
 
@@ -172,10 +172,8 @@ class FactCache:
         entry = data.setdefault(digest, {})
         for probe, value in found.items():
             entry[probe.name] = {"argv": list(probe.argv), "value": value}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True))
-        tmp.replace(self.path)  # atomic: a concurrent reader sees the old or the new file
+        # A concurrent reader sees the old or the new file, even after a crash.
+        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True).encode())
 
 
 def read_fact(runner: ProbeRunner, image: str, probe: FactProbe) -> str | None:

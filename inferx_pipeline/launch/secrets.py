@@ -41,7 +41,11 @@ def redact(env: Mapping[str, str], secret_names: tuple[str, ...]) -> dict[str, s
     return {k: REDACTED if k in secret_names else v for k, v in env.items()}
 
 
+def host_basics(environ: Mapping[str, str]) -> dict[str, str]:
+    """The ``HOST_BASICS`` set in ``environ``: the start of any child's allow-listed env."""
+    return {name: environ[name] for name in HOST_BASICS if name in environ}
+
+
 def engine_env(spec: ServerSpec, environ: Mapping[str, str]) -> dict[str, str]:
     """The whole environment of ``spec``'s server: host basics, its env, its secrets by name."""
-    basics = {name: environ[name] for name in HOST_BASICS if name in environ}
-    return {**basics, **spec.env, **secret_values(spec, environ)}
+    return {**host_basics(environ), **spec.env, **secret_values(spec, environ)}

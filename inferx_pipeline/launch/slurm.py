@@ -3,15 +3,21 @@
 ::
 
     launcher = SlurmLauncher(pool, cli=SlurmCli(os.environ), log_dir=logs, run_id=run_id)
-    launcher.cleanup_orphans()                  # jobs of crashed launchers on this host
+    launcher.cleanup_orphans()                  # our jobs whose launcher died (a Reaped)
     with launcher.start(spec) as server:        # sbatch; returns once every replica printed
         server.wait_healthy()                   # its node and port (scancel on any failure)
         run_client(server.base_url)
 
+Two clocks bound a start: a job may wait ``pool.queue_timeout_s`` in the queue (pending,
+held, nodes booting), and the engine's ``startup_timeout_s`` counts from the moment the
+job runs, for its replicas to print their ports and for health (``wait_healthy``).
+
 The job's output file (``slurm_job-<id>.out``, on a folder the nodes share with the
-submit host) is streamed into the server log while the job runs. Each job carries the
-launcher's identity in its comment (``inferx run=<run> host=<host> pid=<pid>``), so a
-restart finds the jobs of a launcher that died without ``scancel`` and cancels them.
+submit host) is streamed into the server log while the job runs. Each job carries its
+owner (``ownership.Owner``: run, host, PID and the PID's start time) in its comment
+(``inferx run=<run> owner=<host>:<pid>:<start>``), so a later sweep finds the jobs of a
+launcher that died without ``scancel`` among this user's jobs (``squeue --me``) and
+cancels them, as the other launchers stop what a dead owner left.
 
 Under Slurm an engine must listen on its node's address, so ``--host``'s value in the
 argv becomes ``0.0.0.0``. With ``pool.replicas > 1`` the job runs one replica per node
@@ -23,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,6 +43,7 @@ from inferx_pipeline.launch.base import (
     log_file,
 )
 from inferx_pipeline.launch.models import MODEL_PLACEHOLDER, fill_model
+from inferx_pipeline.launch.ownership import Owner, Reaped, orphaned
 from inferx_pipeline.launch.secrets import engine_env
 from inferx_pipeline.launch.slurm_cli import SlurmCli, SlurmJob
 from inferx_pipeline.launch.slurm_log import JobOutput
@@ -53,11 +59,13 @@ OUTPUT_NAME = "slurm_job-%j.out"
 END_STATE_WAIT_S = 120.0
 # Exit statuses of ended jobs, shell style, for the states that have no exit code of their own.
 STATE_EXIT = {"TIMEOUT": 124, "OUT_OF_MEMORY": 137, "CANCELLED": 143, "NODE_FAIL": 255}
+# Job states before the job runs: the queue's clock, not the engine's.
+QUEUED_STATES = frozenset({"PENDING", "CONFIGURING"})
 
 
-def owner_comment(run_id: str) -> str:
-    """This launcher's identity for a job's ``--comment``: run, host and PID."""
-    return f"{COMMENT_PREFIX} run={run_id} host={socket.gethostname()} pid={os.getpid()}"
+def owner_comment(owner: Owner) -> str:
+    """A job's ``--comment`` naming its owner (``ownership.Owner``)."""
+    return f"{COMMENT_PREFIX} run={owner.run_id} owner={owner.label}"
 
 
 def parse_comment(comment: str) -> dict[str, str]:
@@ -68,6 +76,12 @@ def parse_comment(comment: str) -> dict[str, str]:
     return dict(word.split("=", 1) for word in words[1:] if "=" in word)
 
 
+def comment_owner(comment: str) -> Owner | None:
+    """The owner a job's comment names; None for a job with no owner of ours."""
+    fields = parse_comment(comment)
+    return Owner.from_label(fields.get("run", ""), fields.get("owner", ""))
+
+
 def listen_on_all(argv: tuple[str, ...]) -> tuple[str, ...]:
     """``argv`` with the value of ``--host`` set to ``0.0.0.0`` (pure)."""
     out = list(argv)
@@ -75,16 +89,6 @@ def listen_on_all(argv: tuple[str, ...]) -> tuple[str, ...]:
         if arg == "--host":
             out[index + 1] = "0.0.0.0"
     return tuple(re.sub(r"^--host=.*", "--host=0.0.0.0", arg) for arg in out)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class SlurmHandle(ServerHandle):
@@ -185,27 +189,47 @@ class SlurmHandle(ServerHandle):
         super().wait_healthy(timeout_s)
         self._serving = True
 
-    def await_endpoints(self, timeout_s: float) -> None:
-        """Block until every replica printed its node and port; set ``base_url``.
+    def await_endpoints(self, queue_timeout_s: float) -> None:
+        """Block until the job runs and every replica printed its node and port; set ``base_url``.
 
-        Raises AllocationEndedError when the job ends first (e.g. a script error) and
-        ServerStartTimeoutError after ``timeout_s`` (a job still pending names its reason).
+        The job may wait ``queue_timeout_s`` s in the queue; ``spec.startup_timeout_s``
+        counts from when it is seen running (``started_at``, which ``wait_healthy`` counts
+        from too). Raises AllocationEndedError when the job ends first (e.g. a script
+        error) and ServerStartTimeoutError when either deadline passes (naming the job's
+        state and pending reason).
         """
-        deadline = time.monotonic() + timeout_s
+        queued_until = time.monotonic() + queue_timeout_s
+        running = False
         while len(self.output.replicas) < self.replicas:
             self.raise_if_exited()
-            if time.monotonic() >= deadline:
-                job = self._job
-                raise ServerStartTimeoutError(
-                    f"server {self.spec.name}: Slurm job {self.job_id} "
-                    f"{job.job_state + ' (' + job.state_reason + ')' if job else 'unknown'}: "
-                    f"{len(self.output.replicas)} of {self.replicas} replicas started after "
-                    f"{timeout_s:g} s; raise startup_timeout_s or check the partition",
-                    log_tail=self.logs(LOG_TAIL_LINES),
+            if not running and (self.output.replicas or self._running()):
+                running, self.started_at = True, time.monotonic()
+            if not running and time.monotonic() >= queued_until:
+                raise self._start_timeout(
+                    f"still queued after {queue_timeout_s:g} s; raise queue_timeout_s of its "
+                    "Slurm pool or check the partition"
+                )
+            budget = self.spec.startup_timeout_s
+            if running and time.monotonic() >= self.started_at + budget:
+                raise self._start_timeout(
+                    f"{len(self.output.replicas)} of {self.replicas} replicas started "
+                    f"{budget:g} s after the job began to run; raise startup_timeout_s"
                 )
             if self.output.seen.wait(self.poll_s):
                 self.output.seen.clear()
         self._set_endpoints()
+
+    def _running(self) -> bool:
+        job = self._job  # as raise_if_exited just polled it
+        return job is not None and job.job_state not in QUEUED_STATES
+
+    def _start_timeout(self, what: str) -> ServerStartTimeoutError:
+        job = self._job
+        state = f"{job.job_state} ({job.state_reason})" if job else "unknown"
+        return ServerStartTimeoutError(
+            f"server {self.spec.name}: Slurm job {self.job_id} {state}: {what}",
+            log_tail=self.logs(LOG_TAIL_LINES),
+        )
 
     def _set_endpoints(self) -> None:
         placed = sorted(self.output.replicas.items())
@@ -235,7 +259,7 @@ class SlurmHandle(ServerHandle):
                 with contextlib.suppress(LaunchError):
                     self.cli.run_in_job(self.job_id, self.replicas, self.cleanup)
             if active:
-                self.cli.cancel([self.job_id])
+                self.cli.cancel(self.job_id)
                 self._wait_inactive()
         finally:
             if self.proxy is not None:
@@ -301,7 +325,7 @@ class SlurmLauncher:
             resolved,
             self.pool,
             name=f"inferx-{resolved.name}"[:128],
-            comment=owner_comment(self.run_id),
+            comment=owner_comment(Owner.current(self.run_id)),
             output=shared / OUTPUT_NAME,
             export=sorted(set(engine_env(resolved, self.cli.environ)) & set(self.cli.environ)),
         )
@@ -320,7 +344,7 @@ class SlurmLauncher:
             **self._docker_handling(job_id),
         )
         with cleanup_on_failure(handle):
-            handle.await_endpoints(resolved.startup_timeout_s)
+            handle.await_endpoints(self.pool.queue_timeout_s)
         return handle
 
     def _docker_handling(self, job_id: int) -> dict[str, str | None]:
@@ -332,19 +356,22 @@ class SlurmLauncher:
             "cleanup": docker_cleanup(str(job_id), self.pool),
         }
 
-    def cleanup_orphans(self) -> list[int]:
-        """Cancel the active jobs of launchers on this host that no longer run; their ids.
+    def cleanup_orphans(self) -> Reaped:
+        """Cancel this user's active jobs whose owner is gone (``ownership.orphaned``).
 
-        A job is an orphan when its comment names this host and a PID that is gone (the
-        launcher was killed before it could ``scancel``). Jobs of live launchers, of other
-        hosts and of no launcher are never touched.
+        Jobs of live owners (this process included), of owners on other hosts and
+        without an owner are never touched. A job ``scancel`` refuses is reported in
+        ``failed`` and the others are still cancelled. Raises LaunchError when ``squeue``
+        does not answer.
         """
-        host = socket.gethostname()
-        orphans = []
+        stopped, failed = [], {}
         for job in self.cli.active_jobs():
-            owner = parse_comment(job.comment)
-            pid = owner.get("pid", "")
-            if owner.get("host") == host and pid.isdigit() and not _pid_alive(int(pid)):
-                orphans.append(job.job_id)
-        self.cli.cancel(orphans)
-        return orphans
+            if not orphaned(comment_owner(job.comment)):
+                continue
+            try:
+                self.cli.cancel(job.job_id)
+            except LaunchError as err:
+                failed[str(job.job_id)] = str(err)
+            else:
+                stopped.append(str(job.job_id))
+        return Reaped(kind="Slurm job", stopped=tuple(stopped), failed=failed)

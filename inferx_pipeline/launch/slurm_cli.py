@@ -11,15 +11,17 @@ and cancelled by us is not that shape.
 
 Jobs that have ended stay visible to ``squeue -t all`` for ``MinJobAge`` seconds (300 by
 default); there is no ``sacct`` without slurmdbd, so a job gone from ``squeue`` is ended
-with its state unknown.
+with its state unknown. Slurm 22.05's ``squeue --json`` ignores every filter option
+(``--me``, ``--jobs``): what a command asks for is also picked from its answer here.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from inferx_pipeline.errors import LaunchError
 
@@ -40,6 +42,7 @@ class SlurmJob(BaseModel):
     nodes: str = ""
     comment: str = ""
     exit_code: int | None = None
+    user_id: int | None = Field(default=None, description="Who submitted it (uid).")
 
     @field_validator("job_state", mode="before")
     @classmethod
@@ -122,14 +125,14 @@ class SlurmCli:
         return next((job for job in jobs if job.job_id == job_id), None)
 
     def active_jobs(self) -> list[SlurmJob]:
-        """The jobs Slurm lists as pending, running or ending (every user's)."""
-        return [job for job in self._queue() if job.active]
+        """This user's jobs that are pending, running or ending (``squeue --me``)."""
+        me = os.getuid()  # the commands run as this process's user
+        return [job for job in self._queue("--me") if job.active and job.user_id == me]
 
-    def cancel(self, job_ids: Iterable[int]) -> None:
-        """``scancel`` the jobs (an already ended job is not an error)."""
-        ids = [str(job_id) for job_id in job_ids]
-        if ids:
-            self._run(["scancel", *ids])
+    def cancel(self, job_id: int) -> None:
+        """``scancel`` job ``job_id`` (an already ended job is not an error); LaunchError
+        when Slurm refuses (e.g. another user's job) or does not answer."""
+        self._run(["scancel", str(job_id)])
 
     def run_in_job(self, job_id: int, nodes: int, command: str) -> None:
         """Run the shell ``command`` once on each of running job ``job_id``'s ``nodes`` nodes.

@@ -14,6 +14,7 @@
         qos: normal
         gres_per_node: "gpu:8"
         time_limit: "04:00:00"      # one server group's allocation
+        queue_timeout_s: 7200       # wait in the queue (default 3600); then start-timeout
         runtime: pyxis              # pyxis | docker | apptainer | none
         model_store: {models: {Qwen/Qwen3-0.6B: /lustre/models/qwen3-0.6b}}
         nodes: 4                    # nodes this pool may hold at once (Dagster pool limit)
@@ -33,19 +34,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 import yaml
 from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import read_model
-from inferx_pipeline.errors import CatalogError, LaunchError
+from inferx_pipeline.envnames import EnvName
+from inferx_pipeline.errors import CatalogError
 from inferx_pipeline.launch.docker_args import ContainerLimits
 from inferx_pipeline.launch.models import ModelStore
-from inferx_pipeline.launch.pools import ANY_SKU, RunnerPools, load_pools
-from inferx_pipeline.strict import FrozenModel, StrictModel
+from inferx_pipeline.launch.pools import RunnerPools, SkuPool, SkuPools, load_pools
 
 Runtime = Literal["pyxis", "docker", "apptainer", "none"]
+# One hour: a partition that cannot place a server group in that long is busy or
+# misconfigured (a held job, nodes down, a request no node fits); a pool whose queue
+# is known to be longer says so in its queue_timeout_s.
+DEFAULT_QUEUE_TIMEOUT_S = 3600.0
 
 
 class SlurmDocker(ContainerLimits):
@@ -72,10 +77,9 @@ class SlurmDocker(ContainerLimits):
     )
 
 
-class SlurmPool(FrozenModel):
+class SlurmPool(SkuPool):
     """One partition (and the account/QoS it is used under) serving some SKUs."""
 
-    skus: tuple[str, ...] = Field(min_length=1, description="SKU ids, or '*' for any SKU.")
     cluster: str | None = Field(default=None, description="sbatch --clusters; None = default.")
     partition: str = Field(description="sbatch --partition.")
     account: str | None = Field(default=None, description="sbatch --account.")
@@ -85,6 +89,13 @@ class SlurmPool(FrozenModel):
     )
     time_limit: str = Field(
         description="sbatch --time for one server group's allocation, e.g. 04:00:00."
+    )
+    queue_timeout_s: float = Field(
+        default=DEFAULT_QUEUE_TIMEOUT_S,
+        gt=0,
+        description="How long a server's job may wait in the queue (pending, held, nodes "
+        "booting) before it is cancelled as server-start-timeout; the engine's own start "
+        "timeout counts only from when the job runs.",
     )
     runtime: Runtime = Field(description="How the engine runs on a node.")
     model_store: ModelStore = Field(
@@ -103,7 +114,7 @@ class SlurmPool(FrozenModel):
         description="Shared folder for job output (seen by nodes and submit host); "
         "None = the sweep's log folder.",
     )
-    secret_env: tuple[str, ...] = Field(
+    secret_env: tuple[EnvName, ...] = Field(
         default=(), description="Secrets passed to every engine, by name."
     )
     extra_args: tuple[str, ...] = Field(
@@ -126,34 +137,12 @@ class SlurmPool(FrozenModel):
         return self
 
 
-class SlurmPools(StrictModel):
-    """All Slurm pools, by name; each SKU belongs to at most one."""
+class SlurmPools(SkuPools[SlurmPool]):
+    """All Slurm pools, by name (the ``kind: slurm`` tells the file from a Docker one)."""
+
+    NOUN: ClassVar[str] = "Slurm pool"
 
     kind: Literal["slurm"]
-    source: str = Field(description="Where this inventory comes from.")
-    pools: dict[str, SlurmPool]
-
-    @model_validator(mode="after")
-    def _one_pool_per_sku(self) -> SlurmPools:
-        seen: dict[str, str] = {}
-        for name, pool in self.pools.items():
-            for sku in pool.skus:
-                if sku in seen:
-                    raise ValueError(f"SKU {sku!r} is in pools {seen[sku]!r} and {name!r}")
-                seen[sku] = name
-        return self
-
-    def pool_for(self, sku: str) -> tuple[str, SlurmPool]:
-        """The (name, pool) serving ``sku``: the pool naming it, else the ``'*'`` pool."""
-        for wanted in (sku, ANY_SKU):
-            for name, pool in self.pools.items():
-                if wanted in pool.skus:
-                    return name, pool
-        listed = ", ".join(f"{n} ({', '.join(p.skus)})" for n, p in self.pools.items())
-        raise LaunchError(
-            f"no Slurm pool serves SKU {sku!r}; it has pools {listed or 'none'}; "
-            f"add the SKU to a pool's skus or add a pool with skus: ['{ANY_SKU}']"
-        )
 
 
 def load_slurm_pools(path: Path) -> SlurmPools:

@@ -1,6 +1,9 @@
 """A loopback round-robin proxy over engine replicas: data parallel behind one client URL.
 
 Requests go to the replicas in turn, streamed both ways (SSE passes through as it comes).
+A replica that fails before answering is a 502; one that fails once its reply has
+begun cuts the client's connection, so the client sees a truncated stream, never a
+second status inside the first reply.
 ``/health`` answers 200 only when every replica does; ``/metrics`` is the replicas'
 Prometheus text with the samples of each series summed (right for counters, which the
 sweep reads as deltas; a gauge such as KV usage becomes the replicas' sum).
@@ -112,6 +115,7 @@ class RoundRobinProxy:
     async def _forward(self, request: web.Request, upstream: str) -> web.StreamResponse:
         assert self._session is not None
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROPPED}
+        reply: web.StreamResponse | None = None
         try:
             async with self._session.request(
                 request.method,
@@ -129,7 +133,13 @@ class RoundRobinProxy:
                 await reply.write_eof()
                 return reply
         except (aiohttp.ClientError, OSError) as err:
-            return web.Response(status=502, text=f"replica {upstream}: {err}")
+            if reply is None or not reply.prepared:
+                return web.Response(status=502, text=f"replica {upstream}: {err}")
+            # The status is sent and part of the body with it: end the connection without
+            # the last chunk (aiohttp's write_eof then finds it closed and sends nothing).
+            if request.transport is not None:
+                request.transport.abort()
+            return reply
 
     def stop(self) -> None:
         """Stop serving and end the thread (idempotent)."""

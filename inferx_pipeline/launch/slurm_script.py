@@ -16,7 +16,8 @@ not ``exec``-ed: the replica waits for it and removes every container of the job
 ends (``scancel``, time limit: Slurm's SIGTERM, then SIGKILL after ``KillWait``). The
 launcher's ``stop`` runs the same removal on the allocation's nodes before it cancels.
 
-Literal env values are exported in the script; secrets never are: they reach the job
+Literal env values are exported in the script (each name checked, ``envnames``: a name
+is shell syntax there, its value is quoted); secrets never are: they reach the job
 through sbatch's environment (``--export=`` the host basics and the secret names, nothing
 else of the caller's) and, for Docker, ``-e NAME`` by name only.
 """
@@ -30,6 +31,8 @@ from typing import Any
 
 from docker.types import DeviceRequest
 
+from inferx_pipeline.envnames import check_env_name
+from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.docker_args import container_labels, container_settings, run_flags
 from inferx_pipeline.launch.gpu import gpu_block
 from inferx_pipeline.launch.slurm_pools import Runtime, SlurmPool
@@ -188,15 +191,29 @@ def _replica_function(spec: ServerSpec, pool: SlurmPool) -> str:
     return _REPLICA_FUNCTION.replace("PORT_EXPR", port).replace("RUN_ENGINE", run)
 
 
+def _check_names(spec: ServerSpec, names: Sequence[str]) -> None:
+    # Specs built with model_copy(update=...) skip validation: the script checks again.
+    for name in names:
+        try:
+            check_env_name(name)
+        except ValueError as err:
+            raise LaunchError(
+                f"server {spec.name}: {err}; fix it in the recipe's engine.env or the Slurm "
+                "pool's secret_env"
+            ) from err
+
+
 def batch_script(spec: ServerSpec, pool: SlurmPool, *, run_id: str) -> str:
     """The job script starting ``pool.replicas`` replicas of ``spec`` (argv already resolved).
 
     ``run_id`` labels Docker containers as the Docker launcher's are (``container_labels``).
+    Raises LaunchError naming a variable whose name is not a POSIX name (``envnames``).
     """
-    srun_options, replica = RUNTIMES[pool.runtime](spec, pool, run_id)
     env = dict(spec.env)
     if pool.runtime == "docker" and pool.docker.host:
         env["DOCKER_HOST"] = pool.docker.host  # an address, not a secret
+    _check_names(spec, [*env, *spec.secret_env])
+    srun_options, replica = RUNTIMES[pool.runtime](spec, pool, run_id)
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))
     srun = ["srun", f"--nodes={pool.replicas}", f"--ntasks={pool.replicas}"]
     # --export=ALL: the batch environment (already the allow-list) plus the replica function;

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from inferx_pipeline.envnames import EnvName
 from inferx_pipeline.strict import FrozenModel
 
 GpuVendor = Literal["nvidia", "amd", "none"]
@@ -51,8 +52,10 @@ class ServerSpec(FrozenModel):
     fingerprint: str = Field(description="Server identity hash (job fingerprint).")
     image: str = Field(description="Container image reference; ignored by the subprocess launcher.")
     argv: tuple[str, ...] = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
-    secret_env: tuple[str, ...] = Field(default=(), description="Names passed through, by name.")
+    env: dict[EnvName, str] = Field(default_factory=dict)
+    secret_env: tuple[EnvName, ...] = Field(
+        default=(), description="Names passed through, by name."
+    )
     gpus: GpuRequest
     port: int = Field(ge=0, le=65535, description="0 = let the launcher choose.")
     health_path: str = "/health"

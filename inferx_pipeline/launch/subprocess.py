@@ -3,7 +3,8 @@
 With ``spec.port == 0`` the launcher passes ``0`` for ``{port}`` and reads the bound
 URL from the child's ``INFERX_SIM_LISTENING http://HOST:PORT`` stdout line. The child
 gets its own process group: ``stop()`` sends SIGTERM to the group, then SIGKILL after
-the grace period. stdout and stderr go, merged, to a log file and an in-memory tail.
+the grace period, until no process of the group is left, even when the leader exited
+before its children. stdout and stderr go, merged, to a log file and an in-memory tail.
 
 Ownership: with a ``ProcessLedger`` each group is recorded under its run until it is
 stopped, so the next sweep stops what a killed run left (``ownership.py``); and a
@@ -13,10 +14,8 @@ child started from the main thread gets SIGTERM from the kernel when its parent 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -35,7 +34,7 @@ from inferx_pipeline.launch.base import (
     fill_port,
     log_file,
 )
-from inferx_pipeline.launch.ownership import Owner, ProcessLedger
+from inferx_pipeline.launch.ownership import Owner, ProcessLedger, process_start, stop_group
 from inferx_pipeline.launch.secrets import engine_env
 from inferx_pipeline.launch.spec import ServerSpec
 
@@ -88,6 +87,10 @@ class SubprocessHandle(ServerHandle):
         self.ledger = ledger
         self._url_seen = threading.Event()
         self._stopped = False
+        started = process_start(proc.pid)
+        assert started is not None  # an unreaped child keeps its /proc entry
+        # Told apart from a later group that reuses the PID once the leader is reaped.
+        self._leader_started = started
         assert proc.stdout is not None  # Popen(stdout=PIPE) always has one
         self._reader = threading.Thread(
             target=self._read, args=(proc.stdout,), name=f"log-{spec.name}", daemon=True
@@ -129,25 +132,18 @@ class SubprocessHandle(ServerHandle):
         return exit_code(rc)
 
     def stop(self) -> None:
+        """SIGTERM the whole group, SIGKILL what is left after ``grace_s``, and return
+        once no process of it remains (idempotent). Children outliving their leader, or
+        ignoring SIGTERM, are stopped too: the group outlives its leader."""
         if self._stopped:
             return
         self._stopped = True
-        if self.proc.poll() is None:
-            self._signal_group(signal.SIGTERM)
-            try:
-                self.proc.wait(self.grace_s)
-            except subprocess.TimeoutExpired:
-                self._signal_group(signal.SIGKILL)
-                self.proc.wait()
+        stop_group(self.proc.pid, self._leader_started, self.grace_s)
+        self.proc.wait()
         if self.ledger is not None:
             self.ledger.forget(self.proc.pid)
         self._reader.join(READER_JOIN_S)
         self.log.close()
-
-    def _signal_group(self, sig: signal.Signals) -> None:
-        # The group is ours: the child leads the session it was started in.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, sig)
 
 
 class SubprocessLauncher:

@@ -1,15 +1,15 @@
 """Result rows (a DataFrame or the results store) -> the static site directory.
 
-The site is built in a sibling ``<out>.building`` directory and swapped in at the end, so
-a reader never sees half a site and pages of vanished groups do not linger. A directory
-that is not a previous build (no ``manifest.json``) is never replaced. One build of a
-site runs at a time (a lock on ``<out>.lock``): a second waits, then builds afresh.
+The site is built in a new folder of ``<out>.builds`` and swapped in at the end by
+renaming a symlink over ``out`` (``builds.py``), so a reader never sees half a site, never
+finds ``out`` missing, and pages of vanished groups do not linger. A directory that is
+not a previous build (no ``manifest.json``) is never replaced. One build of a site runs
+at a time (a lock on ``<out>.lock``): a second waits, then builds afresh.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from importlib import resources
@@ -24,6 +24,7 @@ from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.errors import LeaderboardError
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup
 from inferx_pipeline.leaderboard.board import Leaderboard, compute_leaderboard
+from inferx_pipeline.leaderboard.builds import activate, new_build
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, load_leaderboard_config
 from inferx_pipeline.leaderboard.regressions import alerts_document
 from inferx_pipeline.leaderboard.site import pages
@@ -119,12 +120,10 @@ def _write_locked(
             f"{out}: exists and is not a leaderboard build (no {MANIFEST}); "
             "choose an empty or new --out directory"
         )
-    staging = out.with_name(out.name + ".building")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging = new_build(out)
     manifest = _write_all(board, staging, catalog, config, generated_at, out, accuracy)
     (staging / MANIFEST).write_text(manifest.model_dump_json(indent=1))
-    _swap(staging, out)
+    activate(out, staging)
     return manifest
 
 
@@ -203,12 +202,3 @@ def _write_data(
     alerts = alerts_document(board.episodes, config.regression, generated_at)
     (root / "alerts.json").write_text(json.dumps(alerts, indent=1, allow_nan=False))
     return [p.relative_to(root).as_posix() for p in written] + ["alerts.json"]
-
-
-def _swap(staging: Path, out: Path) -> None:
-    previous = out.with_name(out.name + ".previous")
-    shutil.rmtree(previous, ignore_errors=True)
-    if out.exists():
-        out.rename(previous)
-    staging.rename(out)
-    shutil.rmtree(previous, ignore_errors=True)

@@ -20,7 +20,7 @@ from pydantic import Field, model_validator
 
 from inferx_pipeline.catalog import Catalog, read_model
 from inferx_pipeline.errors import CatalogError, MatrixError
-from inferx_pipeline.evals.catalog import EVALS_FILE, EvalCatalog
+from inferx_pipeline.matrix.eval_catalog import EVALS_FILE, EvalCatalog
 from inferx_pipeline.matrix.job import BenchmarkJob, resolve_max_num_seqs
 from inferx_pipeline.recipes.scenarios import ScenarioKind
 from inferx_pipeline.strict import FrozenModel

@@ -16,9 +16,9 @@ from typing import Literal, Protocol
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import GoldenCurveError, MatrixError
-from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry, ThinkingMode
 from inferx_pipeline.matrix import naming
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.evals import EvalMode, EvalPolicies, with_evals
 from inferx_pipeline.matrix.job import (
     BenchmarkJob,

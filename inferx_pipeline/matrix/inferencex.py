@@ -3,21 +3,23 @@
 A recipe is a superset of a master-config entry, so the import is a renaming of keys
 (``model`` -> ``model.hf-id``, ``image``/``framework`` -> ``engine``, ``runner`` -> ``sku``
 via ``catalog/inferencex-runners.yaml`` plus ``runner``); ``scenarios`` is copied verbatim,
-multinode rows included, and ``imported-from`` records the master file and key. Nothing
-InferenceX keeps in bash (engine args, thinking mode) is in the master files, so imported
-recipes carry none of it.
+multinode rows included, and ``imported-from`` records the master file and key. What
+InferenceX keeps in bash (engine args, thinking mode) is not in the master files, so
+imported recipes carry none of it, except the speculative chain below.
 
 Speculative decoding: an entry whose rows name a method (``spec-decoding: mtp``) gets a
 ``speculative`` block with that method and real acceptance (master configs carry no
-golden curve). ``draft-tokens`` is set only where the entry states it: every speculative
-row's decode worker carries the same ``DECODE_MTP_SIZE=<n>`` setting; otherwise the
-engine's default applies.
+golden curve), plus the chain (``draft-tokens``, ``topk``, ``verify-tokens``) that
+InferenceX's launch scripts pass, from ``catalog/inferencex-import.yaml`` by config key or
+by framework and model family (``matrix.import_defaults``). Where every speculative row's
+decode worker states the same ``DECODE_MTP_SIZE=<n>``, that draft length wins (with topk 1,
+verify-tokens is n + 1). Entries without a chain there keep the engine's default.
 
 What InferenceX accepts but our checks reject does not stop the import; it comes back
 as warning ``Finding``s (rule ``inferencex-import``): runner labels missing from
 InferenceX's own runners file, agentic arms without speculative decoding, and rows that
 expand to identical jobs in two configs. ``inferx validate`` reports the same cases for
-the imported folder (``inferx_pipeline.matrix.crosscheck``).
+the imported folder (``inferx_pipeline.plan.crosscheck``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import RecipeSchemaError, RecipeSyntaxError
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.expand import duplicates_of, expand
+from inferx_pipeline.matrix.import_defaults import ImportDefaults, SpeculativeChain
 from inferx_pipeline.matrix.runners import RunnerCatalog
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.schema import Recipe
@@ -78,11 +81,14 @@ def _decode_mtp_size(row: dict[str, Any]) -> int | None:
     return int(sizes[-1]) if sizes else None
 
 
-def speculative_block(entry: dict[str, Any]) -> dict[str, Any] | None:
+def speculative_block(
+    entry: dict[str, Any], chain: SpeculativeChain | None = None
+) -> dict[str, Any] | None:
     """The ``speculative`` block an entry implies, or None when no row names a method.
 
-    An entry whose rows name two different methods raises RecipeSchemaError (a recipe
-    has one speculative block).
+    ``chain`` is the speculative chain InferenceX's launch script passes for the entry
+    (None: the engine's default). An entry whose rows name two different methods raises
+    RecipeSchemaError (a recipe has one speculative block).
     """
     arms = [row for row in _rows(entry) if row.get("spec-decoding", "none") != "none"]
     methods = sorted({row["spec-decoding"] for row in arms})
@@ -95,8 +101,12 @@ def speculative_block(entry: dict[str, Any]) -> dict[str, Any] | None:
         )
     block: dict[str, Any] = {"method": methods[0], "acceptance": "real"}
     sizes = {_decode_mtp_size(row) for row in arms}
-    if len(sizes) == 1 and (size := sizes.pop()) is not None and size > 0:
-        block["draft-tokens"] = size
+    # A draft length counts where every arm states the same one; 0 means no MTP.
+    stated = (sizes.pop() or None) if len(sizes) == 1 else None
+    if chain is not None:
+        block.update(chain.fields(stated))
+    elif stated is not None:
+        block["draft-tokens"] = stated
     return block
 
 
@@ -118,11 +128,16 @@ def _explicit_arms(scenarios: dict[str, Any]) -> dict[str, Any]:
 
 
 def entry_to_recipe(
-    key: str, entry: dict[str, Any], runners: RunnerCatalog, master: str = ""
+    key: str,
+    entry: dict[str, Any],
+    runners: RunnerCatalog,
+    defaults: ImportDefaults,
+    master: str = "",
 ) -> dict[str, Any]:
     """The recipe document (kebab-case keys, plain YAML data) for master entry ``key``.
 
-    ``master`` names the master-config file for the ``imported-from`` provenance.
+    ``defaults`` gives the speculative chain the master file lacks; ``master`` names the
+    master-config file for the ``imported-from`` provenance.
     """
     doc: dict[str, Any] = {
         "id": key,
@@ -136,7 +151,8 @@ def entry_to_recipe(
         "runner": entry["runner"],
         "engine": {"framework": entry["framework"], "image": entry["image"]},
     }
-    speculative = speculative_block(entry)
+    chain = defaults.chain(key, entry["framework"], entry["model-prefix"])
+    speculative = speculative_block(entry, chain)
     if speculative is not None:
         doc["speculative"] = speculative
     doc.update({k: entry[k] for k in _VERBATIM if k in entry})
@@ -205,9 +221,16 @@ def duplicate_findings(
 
 
 def import_masters(
-    masters: Sequence[Path], out: Path, runners: RunnerCatalog, catalog: Catalog
+    masters: Sequence[Path],
+    out: Path,
+    runners: RunnerCatalog,
+    catalog: Catalog,
+    defaults: ImportDefaults,
 ) -> ImportReport:
     """Write one ``<config key>.yaml`` recipe per entry of ``masters`` into ``out``.
+
+    ``defaults`` (``catalog/inferencex-import.yaml``) gives each speculative entry the
+    chain InferenceX's launch scripts pass.
 
     Entries are validated as recipes before anything is written; an entry that is not
     a valid recipe raises RecipeSchemaError naming the file and key. Existing files of
@@ -218,7 +241,7 @@ def import_masters(
     for master in masters:
         for key, entry in read_master(master).items():
             try:
-                doc = entry_to_recipe(key, entry, runners, master.name)
+                doc = entry_to_recipe(key, entry, runners, defaults, master.name)
                 report.recipes.append(Recipe.model_validate(doc))
             except (ValidationError, RecipeSchemaError) as err:
                 raise RecipeSchemaError(f"{master}: {key}: not a valid recipe: {err}") from err

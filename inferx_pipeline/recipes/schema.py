@@ -24,6 +24,7 @@ from typing import Annotated, Any, Literal, Self
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from inferx_pipeline.envnames import EnvName
 from inferx_pipeline.images.tracking import TrackRule
 from inferx_pipeline.recipes.scenarios import Component, Scenarios
 from inferx_pipeline.strict import StrictModel
@@ -65,7 +66,7 @@ def _env_strings(value: object) -> object:
 
 
 EnvMap = Annotated[
-    dict[str, str],
+    dict[EnvName, str],
     BeforeValidator(_env_strings, json_schema_input_type=dict[str, str | int | float]),
 ]
 

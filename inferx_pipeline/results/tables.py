@@ -20,6 +20,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -131,12 +132,16 @@ class ResultRow(Base):
 
 
 class QuarantineRow(Base):
-    """A rejected input: which file, its hash, and why (one row per distinct artifact)."""
+    """A rejected input: which file, its hash, and why (one row per file and content:
+    the same damaged bytes at two paths are two inputs, e.g. two torn manifests)."""
 
     __tablename__ = "quarantine"
+    __table_args__ = (
+        UniqueConstraint("artifact_sha256", "path", name="uq_quarantine_artifact_path"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    artifact_sha256: Mapped[str] = mapped_column(HASH, unique=True)
+    artifact_sha256: Mapped[str] = mapped_column(HASH)
     path: Mapped[str] = mapped_column(Text)
     source: Mapped[str | None] = mapped_column(String)
     code: Mapped[str] = mapped_column(String)

@@ -1,4 +1,5 @@
-"""What one simulated server is: SKU x model x parallelism x engine limits x failure knobs.
+"""What one simulated server is: SKU x model x parallelism x engine limits x failure knobs,
+and what it answers (filler words, or an answer key's answers).
 
 ``SimConfig`` is the single input of the simulator; ``inferx sim serve`` flags map onto
 its fields one to one (kebab-case flag = snake_case field).
@@ -63,6 +64,25 @@ class SimConfig(StrictModel):
     time_scale: float = Field(
         default=1.0, gt=0, description="Multiplies every simulated duration (tests run fast)."
     )
+    answer_key: Path | None = Field(
+        default=None,
+        description="JSONL of {question, answer} (GSM8K's format): a prompt asking one of its "
+        "questions is answered with the last line of its answer (sim/answers.py); default "
+        "none: every answer is filler words.",
+    )
+    answer_share: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Share of the answer key's questions answered right, spread evenly in "
+        "file order (0.5: every second); the rest get filler words.",
+    )
+
+    @model_validator(mode="after")
+    def _answer_share_has_a_key(self) -> SimConfig:
+        if self.answer_key is None and self.answer_share != 1.0:
+            raise ValueError("answer_share given without answer_key; set --answer-key FILE")
+        return self
 
     @model_validator(mode="after")
     def _speculation_is_complete(self) -> SimConfig:

@@ -39,6 +39,7 @@ class Generation:
     max_tokens: int
     stream: bool
     include_usage: bool
+    prompt: str = ""  # the prompt's text (a chat request's rendered); empty for token ids
 
 
 def error_body(message: str, kind: str, status: int) -> dict[str, Any]:
@@ -66,6 +67,13 @@ def _content_text(content: object) -> str:
     if isinstance(content, list):
         return " ".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
     raise BadRequestError("message content must be a string or a list of text parts")
+
+
+def prompt_text(prompt: object) -> str:
+    """The text of a completions ``prompt`` (a string or a one-string batch); else empty."""
+    if isinstance(prompt, list) and len(prompt) == 1:
+        return prompt_text(prompt[0])
+    return prompt if isinstance(prompt, str) else ""
 
 
 def prompt_token_count(prompt: object, tokenizer: Tokenizer) -> int:
@@ -98,9 +106,11 @@ def parse_generation(
             f"The model `{model}` does not exist.", status=404, kind="NotFoundError"
         )
     if chat:
-        prompt_tokens = tokenizer.count(render_chat(body.get("messages")))
+        text = render_chat(body.get("messages"))
+        prompt_tokens = tokenizer.count(text)
     else:
         prompt_tokens = prompt_token_count(body.get("prompt"), tokenizer)
+        text = prompt_text(body.get("prompt"))
     max_tokens = _max_tokens(body, prompt_tokens, max_model_len)
     options = body.get("stream_options") or {}
     return Generation(
@@ -109,6 +119,7 @@ def parse_generation(
         max_tokens=max_tokens,
         stream=bool(body.get("stream", False)),
         include_usage=isinstance(options, Mapping) and bool(options.get("include_usage")),
+        prompt=text,
     )
 
 
@@ -143,10 +154,19 @@ def usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
 
 
 def stream_chunk(
-    gen: Generation, ident: str, created: int, model: str, text: str, first: bool, last: bool
+    gen: Generation,
+    ident: str,
+    created: int,
+    model: str,
+    text: str,
+    first: bool,
+    last: bool,
+    finish_reason: str = "length",
 ) -> dict[str, Any]:
-    """One SSE ``data:`` object carrying ``text`` (the tokens of one engine step)."""
-    finish = "length" if last else None
+    """One SSE ``data:`` object carrying ``text`` (the tokens of one engine step); the
+    last carries ``finish_reason`` (``length``: the budget ran out; ``stop``: the answer
+    ended)."""
+    finish = finish_reason if last else None
     if gen.chat:
         delta = {"role": "assistant", "content": text} if first else {"content": text}
         choice: dict[str, Any] = {
@@ -172,13 +192,15 @@ class SseFrames:
 
     _MARK = "\x00inferx-text\x00"
 
-    def __init__(self, gen: Generation, ident: str, created: int, model: str) -> None:
+    def __init__(
+        self, gen: Generation, ident: str, created: int, model: str, finish_reason: str = "length"
+    ) -> None:
         marker = orjson.dumps(self._MARK)
         self._parts: dict[tuple[bool, bool], tuple[bytes, bytes]] = {}
         for first in (False, True):
             for last in (False, True):
                 body = orjson.dumps(
-                    stream_chunk(gen, ident, created, model, self._MARK, first, last)
+                    stream_chunk(gen, ident, created, model, self._MARK, first, last, finish_reason)
                 )
                 head, tail = body.split(marker)
                 self._parts[first, last] = (b"data: " + head, tail + b"\n\n")
@@ -201,18 +223,24 @@ def usage_chunk(
 
 
 def full_response(
-    gen: Generation, ident: str, created: int, model: str, text: str, completion_tokens: int
+    gen: Generation,
+    ident: str,
+    created: int,
+    model: str,
+    text: str,
+    completion_tokens: int,
+    finish_reason: str = "length",
 ) -> dict[str, Any]:
-    """The non-streaming response body."""
+    """The non-streaming response body (``finish_reason`` as ``stream_chunk``'s)."""
     if gen.chat:
         choice: dict[str, Any] = {
             "index": 0, "message": {"role": "assistant", "content": text},
-            "logprobs": None, "finish_reason": "length",
+            "logprobs": None, "finish_reason": finish_reason,
         }  # fmt: skip
         kind = "chat.completion"
     else:
         choice = {
-            "index": 0, "text": text, "logprobs": None, "finish_reason": "length",
+            "index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason,
             "stop_reason": None,
         }  # fmt: skip
         kind = "text_completion"

@@ -3,7 +3,9 @@
 Routes: ``POST /v1/completions``, ``POST /v1/chat/completions`` (SSE or JSON),
 ``GET /v1/models``, ``GET /health`` (503 while loading or after a crash), ``POST
 /tokenize``, ``GET /metrics``, ``GET /version``. ``serve_in_background`` runs one on a
-loopback port for tests and for ``inferx sim serve``.
+loopback port for tests and for ``inferx sim serve``. Answers are filler words up to the
+token budget, or, with an answer key (``sim/answers.py``), the key's answer, which ends
+the response early (``finish_reason`` ``stop``).
 """
 
 from __future__ import annotations
@@ -14,13 +16,15 @@ import itertools
 import random
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
 from importlib.metadata import version
 
 import orjson
 from aiohttp import web
 
 from inferx_pipeline.errors import SimError
+from inferx_pipeline.sim.answers import AnswerKey, load_answer_key
 from inferx_pipeline.sim.config import SimConfig
 from inferx_pipeline.sim.core import EngineCore, build_core
 from inferx_pipeline.sim.engine import Engine, EngineDeadError, RequestStream, running
@@ -43,6 +47,17 @@ OUTPUT_WORDS = 1024  # generated text cycles through this many vocabulary words
 _DONE = b"data: [DONE]\n\n"
 
 
+@dataclass(frozen=True, slots=True)
+class Output:
+    """What one response says: ``tokens`` words of ``words`` from ``start`` (cycling), and
+    why it ends (``length``: the budget ran out; ``stop``: the answer ended)."""
+
+    words: Sequence[str]
+    start: int
+    tokens: int
+    finish_reason: str
+
+
 def _json_error(message: str, kind: str, status: int) -> web.Response:
     return web.json_response(error_body(message, kind, status), status=status)
 
@@ -60,6 +75,9 @@ class SimServer:
         self._errors = random.Random(config.seed + 1)
         self._ids = itertools.count()
         self._ready_at = time.perf_counter() + config.load_time_s * config.time_scale
+        self.answers: AnswerKey | None = None
+        if config.answer_key is not None:
+            self.answers = load_answer_key(config.answer_key, config.answer_share)
 
     def app(self) -> web.Application:
         """The aiohttp application (the engine task must run alongside: ``running``)."""
@@ -131,40 +149,56 @@ class SimServer:
         if self._errors.random() < self.config.error_rate:
             return _json_error("simulated engine error (--error-rate)", "InternalServerError", 500)
         number = next(self._ids)
-        sim_request = SimRequest(f"{number}", gen.prompt_tokens, gen.max_tokens)
+        output = self._output(gen, number)
+        sim_request = SimRequest(f"{number}", gen.prompt_tokens, output.tokens)
         try:
             stream = self.engine.open(sim_request)
         except EngineDeadError as err:
             return _json_error(str(err), "EngineDeadError", 503)
         try:
-            return await self._respond(request, gen, stream, number)
+            return await self._respond(request, gen, stream, number, output)
         finally:
             self.engine.close(sim_request)
 
+    def _output(self, gen: Generation, number: int) -> Output:
+        answer = self.answers.answer(gen.prompt) if self.answers is not None else None
+        if answer is None:  # a different word sequence per request
+            return Output(self._words, number * 7919, gen.max_tokens, "length")
+        words = answer.split()
+        if len(words) > gen.max_tokens:  # cut short, as an engine would
+            return Output(words, 0, gen.max_tokens, "length")
+        return Output(words, 0, len(words), "stop")
+
     async def _respond(
-        self, request: web.Request, gen: Generation, stream: RequestStream, number: int
+        self,
+        request: web.Request,
+        gen: Generation,
+        stream: RequestStream,
+        number: int,
+        output: Output,
     ) -> web.StreamResponse:
         prefix = "chatcmpl" if gen.chat else "cmpl"
         ident, created, model = f"{prefix}-{number:016x}", int(time.time()), self.config.model_name
-        start = number * 7919  # a different word sequence per request
+        finish = output.finish_reason
         if not gen.stream:
             try:
                 total = sum([count async for count in stream])
             except EngineDeadError:
                 return _abort(request, web.Response(status=500))
-            text = words_text(self._words, start, total)
-            return web.json_response(full_response(gen, ident, created, model, text, total))
+            text = words_text(output.words, output.start, total)
+            body = full_response(gen, ident, created, model, text, total, finish)
+            return web.json_response(body)
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
         await response.prepare(request)
-        frames = SseFrames(gen, ident, created, model)
+        frames = SseFrames(gen, ident, created, model, finish)
         sent = 0
         try:
             async for count in stream:
-                text = words_text(self._words, start + sent, count)
+                text = words_text(output.words, output.start + sent, count)
                 sent += count
-                await response.write(frames.event(text, sent == count, sent >= gen.max_tokens))
+                await response.write(frames.event(text, sent == count, sent >= output.tokens))
         except EngineDeadError:
             return _abort(request, response)
         except ConnectionResetError:  # the client left; ``close`` frees its batch slot

@@ -10,10 +10,11 @@ An attempt's manifest names each artifact (``result.json`` the raw client JSON,
 ``server.log``, ``metrics-before.json`` / ``metrics-after.json`` the ``/metrics``
 snapshots, ``server-spec.json`` the spec with secrets redacted) by its sha256. Every
 file is written crash-safe (``atomic.write_atomic``), so a reader never sees half of
-one; an attempt number is reserved exclusively, so a rerun always becomes the next
-attempt. Reads verify: a blob whose bytes do not hash to its name is corrupt, and a
-manifest that does not parse is skipped and reported (``scan``), never fatal to the
-others. ``quarantine/`` keeps one note per point found damaged (job id and reason).
+one; a blob found damaged is rewritten by the next put of its bytes; an attempt
+number is reserved exclusively, so a rerun always becomes the next attempt. Reads
+verify: a blob whose bytes do not hash to its name is corrupt, and a manifest that
+does not parse is skipped and reported (``scan``), never fatal to the others.
+``quarantine/`` keeps one note per damaged file and reason, naming its point.
 """
 
 from __future__ import annotations
@@ -94,10 +95,15 @@ class ArtifactStore:
         return self.root / "objects" / sha[:2] / sha
 
     def put(self, data: bytes) -> str:
-        """Store ``data``; return its sha256. Storing the same bytes twice is a no-op."""
+        """Store ``data``; return its sha256.
+
+        Storing the same bytes twice writes nothing; a blob already there whose bytes
+        no longer hash to its name (truncated, overwritten) is replaced with ``data`` in
+        one step, so the next put of the good bytes repairs every manifest linking it.
+        """
         sha = sha256_hex(data)
         target = self.path(sha)
-        if target.exists():
+        if _holds(target, sha):
             return sha
         try:
             write_atomic(target, data)  # same content, so a racing writer's copy is identical
@@ -181,7 +187,10 @@ class ArtifactStore:
         yield from _readable(self._manifest_paths())
 
     def scan(self) -> tuple[list[AttemptManifest], list[Damaged]]:
-        """Every manifest, split into the readable ones and the damaged ones (with why)."""
+        """Every manifest, split into the readable ones and the damaged ones (with why).
+
+        A damaged manifest whose bytes lost its job id takes it from another attempt at
+        the same point (its path names the fingerprint and concurrency)."""
         good: list[AttemptManifest] = []
         bad: list[Damaged] = []
         for path in self._manifest_paths():
@@ -190,7 +199,8 @@ class ArtifactStore:
                 good.append(loaded)
             else:
                 bad.append(loaded)
-        return good, bad
+        jobs = {(m.fingerprint, m.conc): m.job_id for m in good}
+        return good, [_named(note, jobs) for note in bad]
 
     def _manifest_paths(self) -> list[Path]:
         return sorted((self.root / "attempts").glob("*/c*/*.json"))
@@ -216,6 +226,14 @@ class ArtifactStore:
         return notes
 
 
+def _holds(path: Path, sha: str) -> bool:
+    """Whether ``path`` exists with bytes hashing to ``sha`` (an unreadable file does not)."""
+    try:
+        return sha256_hex(path.read_bytes()) == sha
+    except OSError:
+        return False
+
+
 class Damaged(FrozenModel):
     """A point whose manifest or artifacts cannot be trusted, and why."""
 
@@ -224,8 +242,35 @@ class Damaged(FrozenModel):
     sha256: str = Field(description="sha256 of the damaged file's bytes (or the expected hash).")
     reason: str
 
+    @property
+    def point(self) -> str:
+        """The point, for a person: ``job <id> attempt <n>``; with the job id unreadable,
+        ``point <fingerprint[:12]>/c<conc> attempt <n>``, from the manifest's path."""
+        found = _ATTEMPT_PATH.search(self.path)
+        attempt = f" attempt {int(found['attempt'])}" if found else ""
+        if self.job_id:
+            return f"job {self.job_id}{attempt}"
+        if found:
+            return (
+                f"point {found['fingerprint'][:12]}/c{found['conc']}{attempt} (job id unreadable)"
+            )
+        return f"{self.path} (job id unreadable)"
+
 
 _JOB_ID = re.compile(rb'"job_id"\s*:\s*"([^"]+)"')
+# attempts/<fingerprint>/c<conc>/<attempt>.json: a manifest's path names its point.
+_ATTEMPT_PATH = re.compile(
+    r"attempts/(?P<fingerprint>[^/]+)/c(?P<conc>\d+)/(?P<attempt>\d+)\.json$"
+)
+
+
+def _named(note: Damaged, jobs: dict[tuple[str, int], str]) -> Damaged:
+    """``note`` with the job id of another attempt at its point, when its own is unreadable."""
+    found = _ATTEMPT_PATH.search(note.path)
+    if note.job_id is not None or found is None:
+        return note
+    job_id = jobs.get((found["fingerprint"], int(found["conc"])))
+    return note.model_copy(update={"job_id": job_id})
 
 
 def _load(path: Path) -> AttemptManifest | Damaged:

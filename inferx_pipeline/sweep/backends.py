@@ -7,22 +7,26 @@ from its host file). ``docker_backend`` runs each job's real engine image (or, w
 ``sim``, the simulator image) through the Docker launcher, after the image preflight
 (``sweep/preflight.py``), and passes the secrets named in its
 ``DockerOptions.secret_env`` to every server.
-A ``SweepBackend`` is its own ``BackendSource``; ``sweep/pooled.py`` is the source that
-spreads SKUs over runner-pool hosts.
+A ``SweepBackend`` is its own ``BackendSource``; a ``PoolSource`` finds each SKU's pool
+in a pools file, and its subclasses build that pool's backend: ``sweep/pooled.py``
+spreads SKUs over runner-pool hosts, ``sweep/slurm_backends.py`` over Slurm pools.
+Each backend's ``prepare`` stops what dead runs left on it (``ownership.Reaped``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Generic, Protocol
 
 import docker
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.base import adapter_for
 from inferx_pipeline.engines.sim import SimAdapter, SimOptions
+from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.base import Launcher
 from inferx_pipeline.launch.docker import DockerLauncher
 from inferx_pipeline.launch.docker_args import DockerOptions
@@ -30,7 +34,8 @@ from inferx_pipeline.launch.docker_probe import DockerProbeRunner
 from inferx_pipeline.launch.host_gpus import HostGpu
 from inferx_pipeline.launch.local import LocalFacts, LocalHost, LocalLauncher
 from inferx_pipeline.launch.models import ModelStore
-from inferx_pipeline.launch.ownership import ProcessLedger
+from inferx_pipeline.launch.ownership import ProcessLedger, Reaped
+from inferx_pipeline.launch.pools import PoolT, SkuPools
 from inferx_pipeline.launch.preflight import FactCache
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.launch.subprocess import SubprocessLauncher
@@ -40,6 +45,10 @@ from inferx_pipeline.sweep.preflight import ImagePreflight, Preflight, no_prefli
 from inferx_pipeline.sweep.reuse import DigestSource, DockerDigests, FixedDigests, simulated_digest
 
 SpecBuilder = Callable[[BenchmarkJob], ServerSpec]
+
+
+def _nothing_to_reap() -> Reaped:
+    return Reaped(kind="server")
 
 
 @dataclass(frozen=True)
@@ -53,7 +62,7 @@ class SweepBackend:
     preflight: Preflight = no_preflight
     simulated: bool = False
     # Run once before the first server starts: stop the servers of dead runs.
-    prepare: Callable[[], object] = field(default=lambda: None, repr=False)
+    prepare: Callable[[], Reaped] = field(default=_nothing_to_reap, repr=False)
 
     def for_sku(self, sku: str) -> SweepBackend:
         """Every SKU runs here."""
@@ -68,6 +77,33 @@ class BackendSource(Protocol):
         ...
 
 
+class PoolSource(ABC, Generic[PoolT]):
+    """A ``BackendSource`` over the pools of a file; ``origin`` names the file in errors.
+
+    Subclasses say how a pool's backend is built (``for_sku``).
+    """
+
+    def __init__(self, pools: SkuPools[PoolT], *, origin: str) -> None:
+        self.pools = pools
+        self.origin = origin
+
+    def pool(self, sku: str) -> tuple[str, PoolT]:
+        """The (name, pool) serving ``sku``; LaunchError naming the file when none does."""
+        try:
+            return self.pools.pool_for(sku)
+        except LaunchError as err:
+            raise LaunchError(f"{self.origin}: {err}") from err
+
+    def require(self, skus: Iterable[str]) -> None:
+        """Raise ``LaunchError`` (naming the pools file) for a SKU no pool serves."""
+        for sku in sorted(set(skus)):
+            self.pool(sku)
+
+    @abstractmethod
+    def for_sku(self, sku: str) -> SweepBackend:
+        """The backend for ``sku``'s pool; LaunchError when none can serve it."""
+
+
 def engine_specs(catalog: Catalog) -> SpecBuilder:
     """Each job's own engine adapter, on its SKU."""
     return lambda job: adapter_for(job).server_spec(job, sku=catalog.sku(job.sku))
@@ -77,6 +113,17 @@ def sim_specs(catalog: Catalog, options: SimOptions) -> SpecBuilder:
     """The simulator standing in for each job's engine on its SKU."""
     adapter = SimAdapter(options)
     return lambda job: adapter.server_spec(job, sku=catalog.sku(job.sku))
+
+
+def job_specs(catalog: Catalog, sim: SimOptions | None, store: ModelStore) -> SpecBuilder:
+    """The simulator standing in for each job (``sim``), else the job's own engine.
+
+    A real engine is measured with its model's own tokenizer from ``store`` (the model
+    store of the host or pool it runs on, see ``with_tokenizer``).
+    """
+    if sim is not None:
+        return sim_specs(catalog, sim)
+    return with_tokenizer(engine_specs(catalog), store)
 
 
 def with_secrets(specs: SpecBuilder, names: tuple[str, ...]) -> SpecBuilder:
@@ -89,7 +136,8 @@ def with_secrets(specs: SpecBuilder, names: tuple[str, ...]) -> SpecBuilder:
     return build
 
 
-def _vendor_of(catalog: Catalog) -> Callable[[str], str]:
+def sku_vendor(catalog: Catalog) -> Callable[[str], str]:
+    """SKU id -> its GPU vendor in ``catalog``."""
     return lambda sku: catalog.sku(sku).vendor
 
 
@@ -109,10 +157,10 @@ def simulator_backend(
     return SweepBackend(
         launcher=SubprocessLauncher(log_dir, ledger=ledger, run_id=run_id),
         specs=sim_specs(catalog, options or SimOptions()),
-        vendor_of=_vendor_of(catalog),
+        vendor_of=sku_vendor(catalog),
         digests=FixedDigests(simulated_digest(options)),
         simulated=True,
-        prepare=ledger.reap if ledger else lambda: None,
+        prepare=ledger.reap if ledger else _nothing_to_reap,
     )
 
 
@@ -152,11 +200,11 @@ def local_backend(
     return SweepBackend(
         launcher=launcher,
         specs=with_tokenizer(engine_specs(catalog), host.models),
-        vendor_of=_vendor_of(catalog),
+        vendor_of=sku_vendor(catalog),
         digests=facts,
         preflight=facts,
         simulated=False,
-        prepare=ledger.reap if ledger else lambda: None,
+        prepare=ledger.reap if ledger else _nothing_to_reap,
     )
 
 
@@ -181,17 +229,11 @@ def docker_backend(
     launcher = DockerLauncher(
         client, run_id=run_id, log_dir=log_dir, options=options, environ=environ
     )
-    # A real engine is measured with its model's own tokenizer from the host's store.
-    specs = (
-        with_tokenizer(engine_specs(catalog), options.model_store())
-        if sim is None
-        else sim_specs(catalog, sim)
-    )
     runner = DockerProbeRunner(client, pull=options.pull)
     return SweepBackend(
         launcher=launcher,
-        specs=with_secrets(specs, options.secret_env),
-        vendor_of=_vendor_of(catalog),
+        specs=with_secrets(job_specs(catalog, sim, options.model_store()), options.secret_env),
+        vendor_of=sku_vendor(catalog),
         digests=DockerDigests(client),
         preflight=ImagePreflight(runner, facts, policy, simulated=sim is not None),
         simulated=sim is not None,

@@ -56,7 +56,10 @@ class RichProgress:
 
 def summary_table(report: SweepReport) -> Table:
     """One row per job: status, throughput, latency (an eval job: its score), and why it failed."""
-    table = Table(title=f"sweep {report.run_id[:12]}: {report.server_launches} server launches")
+    table = Table(
+        title=f"sweep {report.run_id[:12]}: {report.server_launches} server launches",
+        caption="\n".join(report.notes) or None,
+    )
     columns = ["job", "status", "out tok/s", "TPOT ms", "AL", "eval", "attempts", "detail"]
     # Only a sweep on Slurm has allocations to name.
     on_slurm = any(o.slurm_job for o in report.outcomes)

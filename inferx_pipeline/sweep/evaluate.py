@@ -18,13 +18,13 @@ from pathlib import Path
 
 from inferx_pipeline.bench.result import MetadataValue
 from inferx_pipeline.conformance.verification import check_real_verification
-from inferx_pipeline.evals.catalog import EvalCatalog, load_eval_catalog
 from inferx_pipeline.evals.harness import LOG_FILE, Harness, LmEvalHarness
 from inferx_pipeline.evals.invocation import lm_eval_run
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.venv import lm_eval_python
 from inferx_pipeline.launch.base import ServerHandle
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog, load_eval_catalog
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.groups import twin_key

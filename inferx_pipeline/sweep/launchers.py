@@ -87,7 +87,10 @@ class LauncherChoice(FrozenModel):
         )
         if self.kind == "slurm":
             if self.pools_file is None:
-                raise LaunchError("--launcher slurm needs --pools with a kind: slurm pools file")
+                raise LaunchError(
+                    "launcher slurm needs a kind: slurm pools file: pass --pools, or set "
+                    "INFERX_RUNNER_POOLS for the Dagster launcher resource"
+                )
             # Imported here: its HTTP proxy's aiohttp costs every Dagster run worker ~0.4 s.
             from inferx_pipeline.sweep.slurm_backends import slurm_pools
 

@@ -14,7 +14,7 @@ One client and one backend are kept per host for the whole sweep.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import docker
@@ -34,7 +34,7 @@ from inferx_pipeline.launch.pools import (
 from inferx_pipeline.launch.preflight import FactCache
 from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.backends import SweepBackend, docker_backend
+from inferx_pipeline.sweep.backends import PoolSource, SweepBackend, docker_backend
 
 DEFAULT_POOLS_FILE = Path("deploy") / "runner-pools.yaml"
 EMBEDDED_ORIGIN = "the embedded runner pools (one pool 'local' on DOCKER_HOST)"
@@ -43,7 +43,7 @@ EMBEDDED_ORIGIN = "the embedded runner pools (one pool 'local' on DOCKER_HOST)"
 BackendFactory = Callable[[docker.DockerClient, DockerOptions], SweepBackend]
 
 
-class PooledBackends:
+class PooledBackends(PoolSource[RunnerPool]):
     """A ``BackendSource`` over runner pools; ``origin`` names the pools file in errors."""
 
     def __init__(
@@ -54,27 +54,15 @@ class PooledBackends:
         build: BackendFactory,
         connect: Callable[[DockerHost], docker.DockerClient] = docker_client,
     ) -> None:
-        self.pools = pools
-        self.origin = origin
+        super().__init__(pools, origin=origin)
         self.build = build
         self.connect = connect
         self.rotation = HostRotation()
         self.backends: dict[DockerHost, SweepBackend] = {}
 
-    def require(self, skus: Iterable[str]) -> None:
-        """Raise ``LaunchError`` (naming the pools file and its SKUs) for a SKU no pool serves."""
-        for sku in sorted(set(skus)):
-            self._pool(sku)
-
-    def _pool(self, sku: str) -> tuple[str, RunnerPool]:
-        try:
-            return self.pools.pool_for(sku)
-        except LaunchError as err:
-            raise LaunchError(f"{self.origin}: {err}") from err
-
     def for_sku(self, sku: str) -> SweepBackend:
         """The backend of the next reachable host in ``sku``'s pool (see the module doc)."""
-        name, pool = self._pool(sku)
+        name, pool = self.pool(sku)
         unreachable = []
         for host in self.rotation.order(name, pool):
             try:

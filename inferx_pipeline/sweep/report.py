@@ -114,6 +114,11 @@ class SweepReport(FrozenModel):
     server_launches: int = Field(description="Servers started (restarts included).")
     started_at: float = Field(description="Unix seconds.")
     finished_at: float = Field(description="Unix seconds.")
+    notes: tuple[str, ...] = Field(
+        default=(),
+        description="What went wrong outside any job, e.g. servers of dead runs that could "
+        "not be stopped.",
+    )
 
     @property
     def ok(self) -> bool:

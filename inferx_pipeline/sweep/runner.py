@@ -9,8 +9,11 @@ Jobs are grouped by server identity; each group's server starts once for all its
 concurrencies (``lifecycle``), on the backend its SKU maps to (one backend, or a
 runner-pool source: ``pooled``). Points whose identity already has a good result are
 reported ``reused`` without starting anything, unless ``options.force``. One failed
-job never stops the others unless ``options.fail_fast``; Ctrl-C (or ``cancel``) ends
-the sweep with the remaining jobs ``cancelled``, and the report is still returned.
+job never stops the others unless ``options.fail_fast``; Ctrl-C or SIGTERM (or ``cancel``)
+ends the sweep with the remaining jobs ``cancelled``, and the report is still returned.
+Before a backend's first server, what dead runs left on it is stopped
+(``SweepBackend.prepare``); what could not be is a note of the run, not its end. The run
+record is written however the sweep ends, an unexpected error included (then re-raised).
 The CLI (``inferx sweep``) and the Dagster sweep assets both call this.
 """
 
@@ -47,6 +50,7 @@ from inferx_pipeline.sweep.report import (
 )
 from inferx_pipeline.sweep.reuse import ReuseIndex, policy_version
 from inferx_pipeline.sweep.runs import save_run
+from inferx_pipeline.sweep.signals import terminate_as_interrupt
 from inferx_pipeline.sweep.status import SweepPolicy
 
 VALIDITY_FILE = "bench-validity.yaml"
@@ -96,7 +100,8 @@ def run_sweep(
     (without it, each eval job ends ``eval-failed``). Raises only MatrixError (the same
     point selected twice), CatalogError (unreadable validity rules) and StoreError (the
     run's record, ``runs/<run_id>.json``, cannot be written); every failure of a server
-    or a measurement becomes that job's status.
+    or a measurement becomes that job's status, and a failed clean-up of dead runs'
+    servers a note in ``SweepReport.notes``.
     """
     options = options or SweepOptions()
     rules = validity or load_rules(Settings().catalog_dir / VALIDITY_FILE)
@@ -114,17 +119,24 @@ def run_sweep(
         evals=evals,
     )
     started = time.time()
-    prepared: set[int] = set()
+    prepared = _Prepared()
+    failure: BaseException | None = None
     try:
-        for index, group in enumerate(groups):
-            collector.group_started(group, index, len(groups))
-            _run_group(group, backend, ctx, prepared)
-            collector.group_finished(group)
+        # Whoever holds SIGINT (Dagster's run worker included), SIGINT and SIGTERM end the
+        # sweep as the module docstring says.
+        with terminate_as_interrupt():
+            for index, group in enumerate(groups):
+                collector.group_started(group, index, len(groups))
+                _run_group(group, backend, ctx, prepared)
+                collector.group_finished(group)
     except KeyboardInterrupt:
         ctx.cancel.set()
+    except BaseException as err:  # recorded below, then re-raised: never a run without one
+        failure = err
+    why = "sweep interrupted" if failure is None else f"sweep failed ({failure!r})"
     outcomes = tuple(
         collector.outcomes.get((job.fingerprint, job.conc))
-        or JobOutcome.of(job, "cancelled", "sweep interrupted before this job")
+        or JobOutcome.of(job, "cancelled", f"{why} before this job")
         for job in jobs
     )
     report = SweepReport(
@@ -134,13 +146,37 @@ def run_sweep(
         server_launches=ctx.launches,
         started_at=started,
         finished_at=time.time(),
+        notes=tuple(prepared.notes),
     )
     save_run(report, artifacts.root)
+    if failure is not None:
+        raise failure
     return report
 
 
+class _Prepared:
+    """The backends whose ``prepare`` ran, and what it could not do."""
+
+    def __init__(self) -> None:
+        self.done: set[int] = set()
+        self.notes: list[str] = []
+
+    def once(self, backend: SweepBackend) -> None:
+        """Before a backend's first server: stop what dead runs left on it (Docker: their
+        containers; Slurm: their jobs). A failure is noted; the sweep goes on."""
+        if id(backend) in self.done:
+            return
+        self.done.add(id(backend))
+        try:
+            note = backend.prepare().note()
+        except InferxError as err:
+            note = f"stopping the servers of dead runs failed: {err}"
+        if note is not None:
+            self.notes.append(note)
+
+
 def _run_group(
-    group: ServerGroup, source: BackendSource, ctx: GroupContext, prepared: set[int]
+    group: ServerGroup, source: BackendSource, ctx: GroupContext, prepared: _Prepared
 ) -> None:
     if ctx.cancel.is_set():
         for job in group.jobs:
@@ -156,7 +192,7 @@ def _run_group(
         if ctx.options.fail_fast:
             ctx.cancel.set()
         return
-    _prepare_once(backend, prepared)
+    prepared.once(backend)
     digest = backend.digests.digest(spec.image)
     pending = [job for job in group.jobs if not _reused(job, digest, ctx)]
     if pending:
@@ -164,13 +200,6 @@ def _run_group(
             group=group, spec=spec, backend=backend, vendor=vendor, image_digest=digest
         )
         GroupRun(target, ctx).run(pending)
-
-
-def _prepare_once(backend: SweepBackend, prepared: set[int]) -> None:
-    # Before a backend's first server (Docker: remove orphans of crashed runs on that host).
-    if id(backend) not in prepared:
-        prepared.add(id(backend))
-        backend.prepare()
 
 
 def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:

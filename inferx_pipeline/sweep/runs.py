@@ -41,6 +41,7 @@ class RunRecord(FrozenModel):
     finished_at: float = Field(description="Unix seconds.")
     server_launches: int
     outcomes: tuple[OutcomeLine, ...]
+    notes: tuple[str, ...] = Field(default=(), description="As ``SweepReport.notes``.")
 
 
 def _path(artifacts_root: Path, run_id: str) -> Path:
@@ -54,6 +55,7 @@ def save_run(report: SweepReport, artifacts_root: Path) -> Path:
         started_at=report.started_at,
         finished_at=report.finished_at,
         server_launches=report.server_launches,
+        notes=report.notes,
         outcomes=tuple(
             OutcomeLine(
                 job_id=o.job_id,

@@ -6,53 +6,40 @@
     source.require({job.sku for job in jobs})     # unknown SKU: LaunchError naming the file
     run_sweep(jobs, backend=source, ...)
 
-One launcher per pool for the whole sweep; before its first job it cancels the orphans
-of launchers on this host that died (``SlurmLauncher.cleanup_orphans``). The image
+One launcher per pool for the whole sweep; before its first job it cancels this user's
+jobs whose launcher died (``SlurmLauncher.cleanup_orphans``). The image
 preflight does not run: images live on the cluster's nodes, not on the submit host, so
 no digest is known and real points are measured again rather than reused.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.engines.sim import SimOptions
-from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.slurm import SlurmLauncher
 from inferx_pipeline.launch.slurm_pools import SlurmPool, SlurmPools, load_slurm_pools
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.backends import SweepBackend, engine_specs, sim_specs, with_tokenizer
+from inferx_pipeline.sweep.backends import PoolSource, SweepBackend, job_specs, sku_vendor
 from inferx_pipeline.sweep.reuse import FixedDigests, simulated_digest
 
 # Builds the backend of one pool from its name and data.
 PoolBackendFactory = Callable[[str, SlurmPool], SweepBackend]
 
 
-class SlurmBackends:
+class SlurmBackends(PoolSource[SlurmPool]):
     """A ``BackendSource`` over Slurm pools; ``origin`` names the pools file in errors."""
 
     def __init__(self, pools: SlurmPools, *, origin: str, build: PoolBackendFactory) -> None:
-        self.pools = pools
-        self.origin = origin
+        super().__init__(pools, origin=origin)
         self.build = build
         self.backends: dict[str, SweepBackend] = {}
 
-    def _pool(self, sku: str) -> tuple[str, SlurmPool]:
-        try:
-            return self.pools.pool_for(sku)
-        except LaunchError as err:
-            raise LaunchError(f"{self.origin}: {err}") from err
-
-    def require(self, skus: Iterable[str]) -> None:
-        """Raise ``LaunchError`` (naming the pools file) for a SKU no pool serves."""
-        for sku in sorted(set(skus)):
-            self._pool(sku)
-
     def for_sku(self, sku: str) -> SweepBackend:
         """The backend of ``sku``'s pool (one per pool for the whole sweep)."""
-        name, pool = self._pool(sku)
+        name, pool = self.pool(sku)
         if name not in self.backends:
             self.backends[name] = self.build(name, pool)
         return self.backends[name]
@@ -77,16 +64,10 @@ def slurm_pools(
 
     def build(name: str, pool: SlurmPool) -> SweepBackend:
         launcher = SlurmLauncher(pool, log_dir=log_dir / name, run_id=run_id, environ=environ)
-        # A real engine's client measures with the model's own tokenizer from the pool's store.
-        specs = (
-            sim_specs(catalog, sim)
-            if sim is not None
-            else with_tokenizer(engine_specs(catalog), pool.model_store)
-        )
         return SweepBackend(
             launcher=launcher,
-            specs=specs,
-            vendor_of=lambda sku: catalog.sku(sku).vendor,
+            specs=job_specs(catalog, sim, pool.model_store),
+            vendor_of=sku_vendor(catalog),
             digests=digests,
             simulated=sim is not None,
             prepare=launcher.cleanup_orphans,

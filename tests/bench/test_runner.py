@@ -16,9 +16,10 @@ from inferx_pipeline.bench.config import BenchConfig
 from inferx_pipeline.bench.datasets import RandomSpec
 from inferx_pipeline.bench.fake import FakeSender
 from inferx_pipeline.bench.load import StopSignal
+from inferx_pipeline.bench.loop import on_first_sigint
 from inferx_pipeline.bench.records import RequestRecord
 from inferx_pipeline.bench.result import RawResult
-from inferx_pipeline.bench.runner import benchmark, on_first_sigint, run_benchmark
+from inferx_pipeline.bench.runner import benchmark, run_benchmark
 from inferx_pipeline.tokens import default_tokenizer
 from tests.bench.conftest import SIM_MODEL, SimProcess
 from tests.bench.server import TestServer, refused_url

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pydantic import JsonValue
 
 from inferx_pipeline.cli import cli
 from inferx_pipeline.conformance.argv import ArgvCache, EngineParser, Verdict, parse_argv
@@ -24,15 +25,21 @@ from tests.paths import INFERENCEX, ROOT
 from tests.services.vllm import TINY_RECIPE, CpuHost
 
 TINY = ROOT / "recipes" / "tiny" / f"{TINY_RECIPE}.yaml"
-# Rejects any argv holding --bad; counts its runs in the file beside it.
+# Rejects any argv holding --bad, warns of --odd; counts its runs in the file beside it.
 STANDIN_PROBE = """
 import json, pathlib, sys
 runs = pathlib.Path(__file__).with_suffix(".runs")
 runs.write_text(str(int(runs.read_text() if runs.exists() else "0") + 1))
-out = [{"ok": "--bad" not in a} | ({} if "--bad" not in a else
-       {"error": "vllm: error: unrecognized arguments: --bad"}) for a in json.load(sys.stdin)]
-json.dump(out, sys.stdout)
+def verdict(argv):
+    if "--bad" in argv:
+        return {"ok": False, "error": "vllm: error: unrecognized arguments: --bad"}
+    return {"ok": True, "warnings": ["--odd: got 1; uses 2"] if "--odd" in argv else []}
+json.dump([verdict(request["argv"]) for request in json.load(sys.stdin)], sys.stdout)
 """
+
+
+def _requests(*argvs: tuple[str, ...]) -> list[dict[str, JsonValue]]:
+    return [{"argv": list[JsonValue](argv)} for argv in argvs]
 
 
 def _misspelled(folder: Path) -> Path:
@@ -58,6 +65,12 @@ def test_the_flag_is_the_first_one_the_engine_names(error: str, flag: str | None
     assert Verdict(ok=False, error=error).flag == flag
 
 
+def test_without_a_flag_in_the_message_it_is_the_first_whose_field_the_probe_found() -> None:
+    error = "AssertionError: chunked_prefill_size must be divisible by page_size"
+    verdict = Verdict(ok=False, error=error, flags=("--chunked-prefill-size", "--page-size"))
+    assert verdict.flag == "--chunked-prefill-size"
+
+
 def test_parse_argv_fills_placeholders_and_drops_the_program() -> None:
     job = recipe_jobs(TINY_RECIPE)[0]
     spec = adapter_for(job).server_spec(job, sku=catalog_sku("cpu"))
@@ -72,13 +85,19 @@ def test_verdicts_are_cached_by_argv_and_the_engines_install(tmp_path: Path) -> 
     program = Program(path=Path(sys.executable))
     cache_file = tmp_path / "cache.json"
     parser = EngineParser("vLLM", program, probe, ArgvCache(cache_file))
-    first = parser.parse([("serve", "m"), ("serve", "m", "--bad")])
-    assert [v.ok for v in first] == [True, False] and first[1].flag == "--bad"
+    first = parser.parse(_requests(("serve", "m"), ("serve", "m", "--bad"), ("serve", "--odd")))
+    assert [v.ok for v in first] == [True, False, True] and first[1].flag == "--bad"
+    assert first[2].warnings == ("--odd: got 1; uses 2",)
     again = EngineParser("vLLM", program, probe, ArgvCache(cache_file))
-    assert again.parse([("serve", "m", "--bad"), ("serve", "m")]) == first[::-1]
+    requests = _requests(("serve", "--odd"), ("serve", "m", "--bad"), ("serve", "m"))
+    assert again.parse(requests) == first[::-1]
     assert (tmp_path / "probe.runs").read_text() == "1", "the second parse reads the cache"
     cache_file.write_text("{not json")  # a damaged cache costs a re-parse, nothing else
-    assert EngineParser("vLLM", program, probe, ArgvCache(cache_file)).parse([("serve",)])[0].ok
+    assert (
+        EngineParser("vLLM", program, probe, ArgvCache(cache_file))
+        .parse(_requests(("serve",)))[0]
+        .ok
+    )
     assert json.loads(cache_file.read_text())
 
 

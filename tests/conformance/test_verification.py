@@ -9,12 +9,11 @@ import pytest
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.conformance.verification import check_real_verification, synthetic_settings
 from inferx_pipeline.errors import EvalError
-from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
-
-from .conftest import SGLANG_SYNTHETIC, VLLM_SYNTHETIC, recipe_jobs
+from tests.evals.conftest import SGLANG_SYNTHETIC, VLLM_SYNTHETIC, recipe_jobs
 
 SpecOf = Callable[[BenchmarkJob], ServerSpec]
 

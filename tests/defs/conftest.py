@@ -18,9 +18,9 @@ import pytest
 
 from inferx_pipeline.defs.definitions import build_definitions
 from inferx_pipeline.defs.resources import LauncherResource
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from tests.smoke import smoke_root
 

@@ -10,9 +10,9 @@ import pytest
 from inferx_pipeline.defs.assets import RECIPES, sweep_key
 from inferx_pipeline.defs.execute import publish_in_process, run_cells_in_process
 from inferx_pipeline.defs.partitions import cell_key
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.partitions import Cell, cells_at, ladders
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from tests.defs.conftest import Project, unreachable_docker

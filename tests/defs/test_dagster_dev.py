@@ -33,9 +33,9 @@ from inferx_pipeline.defs.execute import (
     submit_cells,
 )
 from inferx_pipeline.defs.partitions import add_images, cell_key, image_key
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from tests.defs.conftest import BF16, H200
 from tests.defs.graphql import graphql

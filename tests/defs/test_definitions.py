@@ -61,6 +61,7 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
         assert node.backfill_policy == dg.BackfillPolicy.single_run()
     assert sorted(job.name for job in defs.jobs or []) == ["publish", "sweep_h200", "sweep_mi325x"]
     assert sorted(s.name for s in defs.sensors or []) == [
+        "fail_dead_runs",
         "golden_curve_changes",
         "materialize_missing_upstream",
         "merged_recipe_changes",

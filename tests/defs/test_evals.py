@@ -4,11 +4,16 @@ stored score as ``inferx sweep --evals-only``.
 
 The H200 seed recipe gets eval policy ``smoke`` here (its highest concurrency; the shipped
 policy evaluates 8k/1k only), and the policy evaluates beside throughput in mode default
-too. ``FakeEvals`` scores through ``FakeHarness``; one test runs the real lm-eval.
+too. ``FakeEvals`` scores through ``FakeHarness``. The real lm-eval scores the shipped task
+(``gsm8k-inferx``, at the family's threshold 0.9) on simulators answering from its answer
+key: all of it right (1.0, passing) through Dagster and ``inferx sweep --evals-only``,
+every second question (0.5 with lm-eval's standard error, failing) through the latter.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 from pathlib import Path
 
@@ -18,18 +23,29 @@ import yaml
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
-from inferx_pipeline.defs.assets import EVAL_CHECK, sweep_key
-from inferx_pipeline.defs.execute import RangeRun, run_cells_in_process
+from inferx_pipeline.defs.assets import EVAL_CHECK, NORMALIZED_RESULTS, sweep_key
+from inferx_pipeline.defs.execute import RangeRun, publish_in_process, run_cells_in_process
 from inferx_pipeline.defs.partitions import cell_key
-from inferx_pipeline.defs.resources import EvalsResource
+from inferx_pipeline.defs.resources import EvalsResource, LauncherResource
+from inferx_pipeline.engines.sim import SimAdapter, SimOptions
 from inferx_pipeline.evals.fake import FakeHarness
 from inferx_pipeline.evals.harness import Harness
+from inferx_pipeline.evals.invocation import DATA_DIR
+from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.partitions import Cell
+from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.pipeline import ingest_evals
-from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
+from inferx_pipeline.sweep.artifacts import EVAL_HARNESS, EVAL_RESULT, EVAL_SAMPLES, ArtifactStore
+from inferx_pipeline.sweep.launchers import LauncherChoice
+from inferx_pipeline.sweep.report import SweepOptions
 from tests.defs.conftest import FAST, H200, Project
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
+# The shipped task's test split: the simulator's answer key.
+ANSWER_KEY = DATA_DIR / "gsm8k-inferx-test.jsonl"
+DOCUMENTS = 30
+FILTERS = ("strict-match", "flexible-extract")
 
 
 class FakeEvals(EvalsResource):
@@ -57,13 +73,28 @@ def _evaluated(project: Project) -> None:
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
+def _shipped_task(project: Project) -> None:
+    """Evaluate the default family on the shipped task (no host datasets here), 32-token
+    answers (the filler the simulator says to the questions it does not answer right)."""
+    path = project.root / "catalog" / "evals.yaml"
+    evals = yaml.safe_load(path.read_text())
+    evals["default"]["task"] = "gsm8k-inferx"
+    evals["protocol"]["max-tokens"] = 32
+    path.unlink()  # a link to the checkout's file
+    path.write_text(yaml.safe_dump(evals, sort_keys=False))
+
+
 def _run(
-    project: Project, instance: dg.DagsterInstance, evals: EvalsResource, mode: str
+    project: Project,
+    instance: dg.DagsterInstance,
+    evals: EvalsResource,
+    mode: str,
+    launcher: LauncherResource = FAST,
 ) -> tuple[Cell, RangeRun]:
     """Materialize the recipe's highest-concurrency cell in eval mode ``mode``."""
     cells, ladder = project.cells(H200_RECIPE)
     config = {"ops": {"sweep__h200": {"config": {"evals": mode}}}}
-    defs = project.definitions(evals=evals)
+    defs = project.definitions(evals=evals, launcher=launcher)
     [run] = run_cells_in_process(
         defs, instance, cells[-1:], ladder, reason="test", run_config=config
     )
@@ -146,22 +177,100 @@ def test_evals_only_stores_what_inferx_sweep_and_materialize_evals_only_reuse(
     assert ingested.written == 1  # one stored score: both commands reused the first run's
 
 
+def _check_of_results(instance: dg.DagsterInstance) -> dg.AssetCheckEvaluation:
+    record = instance.get_latest_asset_check_evaluation_record(
+        dg.AssetCheckKey(NORMALIZED_RESULTS, EVAL_CHECK)
+    )
+    assert record is not None and record.evaluation is not None
+    return record.evaluation
+
+
 def test_the_real_lm_eval_scores_a_cell_through_dagster(
     project: Project, instance: dg.DagsterInstance, lm_eval_python: Path
 ) -> None:
     _evaluated(project)
-    path = project.root / "catalog" / "evals.yaml"
-    evals = yaml.safe_load(path.read_text())
-    evals["default"]["task"] = "gsm8k-inferx"  # the shipped task: no host datasets here
-    evals["protocol"]["max-tokens"] = 32
-    path.unlink()
-    path.write_text(yaml.safe_dump(evals, sort_keys=False))
-    cell, run = _run(
-        project, instance, EvalsResource(lm_eval_python=str(lm_eval_python)), "evals-only"
-    )
+    _shipped_task(project)
+    answering = LauncherResource(**{**FAST.model_dump(), "answer_key": str(ANSWER_KEY)})
+    evals = EvalsResource(lm_eval_python=str(lm_eval_python))
+    cell, run = _run(project, instance, evals, "evals-only", answering)
     assert (run.status, run.counts) == ("SUCCESS", {"ok": 1})
     shown = _shown(instance, cell)
     assert (shown["eval_task"].value, shown["eval_documents"].value) == ("gsm8k-inferx", 30)
+    for name in FILTERS:  # every gold answer, right under both filters
+        assert (shown[f"eval_exact_match[{name}]"].value, shown[f"eval_stderr[{name}]"].value) == (
+            1.0, 0.0,
+        )  # fmt: skip
+    assert (shown["eval_threshold"].value, shown["eval_passed"].value) == (0.9, True)
     check = _check(instance, EVAL_CHECK)
-    assert check.passed == shown["eval_passed"].value
-    assert check.metadata["scored_jobs"].value == 1
+    assert check.passed and check.metadata["scored_jobs"].value == 1
+
+
+def _sweep(project: Project, share: float) -> tuple[EvalResult, dict[str, bytes]]:
+    """``inferx sweep --evals-only`` on simulators answering ``share`` of the answer key
+    right: the stored eval document, and the attempt's artifacts by name."""
+    flags = ["--time-scale", "0.02", "--load-time-s", "0", "--sim-answer-key", str(ANSWER_KEY)]
+    flags += ["--sim-answer-share", str(share)]
+    result = CliRunner().invoke(cli, ["sweep", "--evals-only", "--recipe", H200_RECIPE, *flags])
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("1 jobs: 1 ok"), result.output
+    store = ArtifactStore(project.settings.artifacts_dir)
+    newest = max(store.all_attempts(), key=lambda manifest: manifest.finished_at)
+    artifacts = {name: store.read(sha) for name, sha in newest.artifacts.items()}
+    return EvalResult.model_validate_json(artifacts[EVAL_RESULT]), artifacts
+
+
+def test_inferx_sweep_scores_the_answer_key_and_the_threshold_check_judges_it(
+    project: Project,
+    instance: dg.DagsterInstance,
+    lm_eval_python: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _evaluated(project)
+    _shipped_task(project)
+    monkeypatch.setenv("INFERX_LM_EVAL_PYTHON", str(lm_eval_python))
+    right, _ = _sweep(project, 1.0)
+    assert [(f.filter, f.exact_match, f.stderr) for f in right.filters] == [
+        (name, 1.0, 0.0) for name in FILTERS
+    ]
+    assert (right.n_effective, right.threshold, right.passed) == (DOCUMENTS, 0.9, True)
+    assert publish_in_process(project.definitions(), instance).success
+    check = _check_of_results(instance)
+    assert check.passed and check.metadata["scored_configurations"].value == 1
+
+    half, artifacts = _sweep(project, 0.5)  # another simulator digest: a configuration apart
+    assert [(f.filter, f.exact_match) for f in half.filters] == [(n, 0.5) for n in FILTERS]
+    harness = json.loads(artifacts[EVAL_HARNESS])["results"]["gsm8k_inferx"]
+    stderrs = [f.stderr for f in half.filters]
+    assert stderrs == [harness[f"exact_match_stderr,{name}"] for name in FILTERS]
+    # lm-eval's standard error of the mean: sqrt(p (1 - p) / (n - 1)).
+    assert stderrs == [pytest.approx(math.sqrt(0.5 * 0.5 / (DOCUMENTS - 1)), rel=1e-12)] * 2
+    samples = [json.loads(line) for line in artifacts[EVAL_SAMPLES].splitlines()]
+    for name in FILTERS:  # every second question, from the second, as the key answers
+        right_docs = {s["doc_id"] for s in samples if s["filter"] == name and s["exact_match"]}
+        assert right_docs == set(range(1, DOCUMENTS, 2))
+    assert (half.threshold, half.passed) == (0.9, False)
+    assert publish_in_process(project.definitions(), instance).success
+    check = _check_of_results(instance)
+    assert not check.passed and check.metadata["scored_configurations"].value == 2
+    table = str(check.metadata["below_threshold"].value)
+    job_id = str(half.metadata["job_id"])
+    assert f"| {job_id} | gsm8k-inferx | 0.5 | 0.9 |" in table and table.count(job_id) == 1
+
+
+def test_the_answer_key_rides_from_the_launcher_settings_to_the_simulators_argv(
+    project: Project,
+) -> None:
+    sim = SimOptions(answer_key=ANSWER_KEY, answer_share=0.5)
+    choice = LauncherChoice(sim=sim)
+    resource = LauncherResource.of(choice, SweepOptions())  # what `inferx materialize` passes
+    assert resource.choice() == choice
+    request = MatrixRequest(paths=(), selection=Selection(recipes=(H200_RECIPE,)))
+    job = build_matrix(request, project.settings)[-1]
+    assert job.parallel is not None
+    argv = SimAdapter(sim).argv(job, job.parallel)
+    assert argv[-4:] == ["--answer-key", str(ANSWER_KEY), "--answer-share", "0.5"]
+    refused = CliRunner().invoke(cli, ["sweep", "--evals-only", "--sim-answer-share", "0.5"])
+    assert refused.exit_code == 2
+    assert refused.output.splitlines()[-1] == (
+        "Error: simulator flags: Value error, answer_share needs answer_key (--sim-answer-key)"
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from inferx_pipeline.catalog import Sku, cached_catalog
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 
 

@@ -12,8 +12,8 @@ from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.engines.adapter import render_args
 from inferx_pipeline.engines.base import ADAPTERS, adapter_for
 from inferx_pipeline.errors import LaunchError
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry, load_golden
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.job import BenchmarkJob

@@ -16,8 +16,8 @@ import pytest
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.engines.base import adapter_for
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 
 GOLDEN_DIR = Path(__file__).with_name("golden")

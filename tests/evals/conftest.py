@@ -10,12 +10,12 @@ import pytest
 
 from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.engines.base import adapter_for
-from inferx_pipeline.evals.catalog import EvalCatalog, load_eval_catalog
 from inferx_pipeline.launch.spec import ServerSpec
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog, load_eval_catalog
 from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from tests.paths import ROOT
 

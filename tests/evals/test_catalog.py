@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from inferx_pipeline.errors import CatalogError
-from inferx_pipeline.evals.catalog import EvalCatalog, load_eval_catalog
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog, load_eval_catalog
 from tests.paths import ROOT
 
 

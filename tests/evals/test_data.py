@@ -10,7 +10,8 @@ from collections.abc import Callable
 
 import yaml
 
-from inferx_pipeline.evals.catalog import DATA_DIR, EvalCatalog
+from inferx_pipeline.evals.invocation import DATA_DIR
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 
 # GSM8K's calculator annotations: <<expression=result>>.
 ANNOTATION = re.compile(r"<<([0-9+\-*/. ]+)=([0-9.]+)>>")

@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 
 from inferx_pipeline.catalog import Catalog
-from inferx_pipeline.evals.catalog import DATA_DIR, EvalCatalog
-from inferx_pipeline.evals.invocation import lm_eval_run
+from inferx_pipeline.evals.invocation import DATA_DIR, lm_eval_run
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
 from inferx_pipeline.conformance.verification import synthetic_settings
-from inferx_pipeline.evals.catalog import SyntheticAcceptance, load_eval_catalog
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.matrix.eval_catalog import SyntheticAcceptance, load_eval_catalog
 from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import EVAL_RESULT, EVAL_SAMPLES, SERVER_SPEC, ArtifactStore

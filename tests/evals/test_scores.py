@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from inferx_pipeline.errors import EvalError
-from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.evals.scores import read_score
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 
 
 def _harness_output(out: Path, metrics: dict[str, float]) -> None:

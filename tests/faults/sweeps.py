@@ -21,14 +21,19 @@ POLL_S = 0.05
 
 
 class Sweep:
-    """``inferx sweep ARGS`` with ``env`` laid over this process's environment."""
+    """``inferx COMMAND ARGS`` (``sweep`` unless told) with ``env`` laid over this
+    process's environment."""
 
     def __init__(
-        self, args: list[str], env: dict[str, str], deadline_s: float = DEADLINE_S
+        self,
+        args: list[str],
+        env: dict[str, str],
+        deadline_s: float = DEADLINE_S,
+        command: str = "sweep",
     ) -> None:
         self.deadline_s = deadline_s
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "inferx_pipeline", "sweep", *args],
+            [sys.executable, "-m", "inferx_pipeline", command, *args],
             env={**os.environ, **env},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

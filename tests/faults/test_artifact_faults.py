@@ -22,7 +22,7 @@ from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.pipeline import publish, stored_results
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
+from inferx_pipeline.sweep.artifacts import METRICS_AFTER, RESULT, SERVER_SPEC, ArtifactStore
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.status import load_policy
 from tests.faults.conftest import POINTS
@@ -129,3 +129,65 @@ def test_results_shows_the_artifact_paths_of_a_published_row(
     args = ["results", "artifacts", sorted(linked)[0], "--database-url", url]
     got = CliRunner().invoke(cli, [*args, "--artifacts-dir", str(swept.root)])
     assert got.exit_code == 0 and "server.log" in got.output, got.output
+
+
+def test_a_truncated_shared_blob_is_rewritten_by_the_next_sweep(
+    swept: ArtifactStore, few_jobs: list[BenchmarkJob], tmp_path: Path
+) -> None:
+    shared = {m.artifacts[SERVER_SPEC] for m in swept.scan()[0]}
+    assert len(shared) == 1  # one server: every point links the same spec blob
+    blob = swept.path(shared.pop())
+    whole = blob.read_bytes()
+    blob.write_bytes(whole[:40])
+    assert _resweep(swept, few_jobs, tmp_path / "logs") == ["ok"] * POINTS
+    assert blob.read_bytes() == whole  # the put of the good bytes repaired it
+    notes = swept.quarantined()
+    assert len(notes) == POINTS
+    assert _resweep(swept, few_jobs, tmp_path / "logs") == ["reused"] * POINTS
+    assert swept.quarantined() == notes
+
+
+def test_identical_torn_manifests_are_entries_naming_each_point(
+    swept: ArtifactStore, tmp_path: Path
+) -> None:
+    first, second, third = sorted(swept.scan()[0], key=lambda m: m.conc)
+    swept.manifest_path(first).write_bytes(b"")
+    swept.manifest_path(second).write_bytes(b"")
+    # A later attempt of the third point, torn: its earlier attempt names the job.
+    swept.manifest_path(third).with_name("0002.json").write_bytes(b"")
+    paths, rejected = stored_results(swept)
+    assert paths == [swept.path(third.artifacts[RESULT])]
+    named = sorted((r.reason.split(":")[0], r.job_id) for r in rejected)
+    assert named == sorted(
+        [
+            (f"point {first.fingerprint[:12]}/c{first.conc} attempt 1 (job id unreadable)", None),
+            (f"point {second.fingerprint[:12]}/c{second.conc} attempt 1 (job id unreadable)", None),
+            (f"job {third.job_id} attempt 2", third.job_id),
+        ]
+    )
+    out = tmp_path / "pub"
+    done = publish(swept, f"sqlite:///{out}/results.db", out / "site", Settings().catalog_dir)
+    assert len(done.ingest.rejections) == 3
+    store = ResultStore(f"sqlite:///{out}/results.db")
+    assert sorted(q.path for q in store.quarantine()) == sorted(
+        str(p) for p in swept.root.glob("attempts/*/c*/*.json") if p.stat().st_size == 0
+    )
+    store.close()
+
+
+def test_publish_quarantines_a_point_whose_metrics_blob_is_damaged(
+    swept: ArtifactStore, tmp_path: Path
+) -> None:
+    first = min(swept.scan()[0], key=lambda m: m.conc)
+    blob = swept.path(first.artifacts[METRICS_AFTER])
+    blob.write_bytes(blob.read_bytes()[:10])
+    url = f"sqlite:///{tmp_path}/results.db"
+    done = publish(swept, url, tmp_path / "site", Settings().catalog_dir)
+    assert done.ingest.written == POINTS - 1
+    [rejected] = done.ingest.rejections
+    assert (rejected.code, rejected.job_id) == ("damaged-artifact", first.job_id)
+    assert f"{METRICS_AFTER}: artifact {blob} is corrupt" in rejected.reason
+    store = ResultStore(url)
+    assert [q.job_id for q in store.quarantine()] == [first.job_id]
+    assert first.job_id not in set(store.read_frame()["job_id"])
+    store.close()

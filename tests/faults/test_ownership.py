@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from inferx_pipeline.launch.ownership import Owner, ProcessLedger, group_members, process_start
+from inferx_pipeline.launch.ownership import Owner, ProcessLedger, group_members
+from tests.launch.owners import dead_owner
 
 SETTLE_S = 10.0
 # A group leader that starts one child in its own group, then both wait to be stopped.
@@ -51,24 +52,13 @@ def _group(procs: list[subprocess.Popen[bytes]]) -> int:
     return proc.pid
 
 
-def _dead_owner(procs: list[subprocess.Popen[bytes]]) -> Owner:
-    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-    procs.append(proc)
-    started = process_start(proc.pid)
-    assert started is not None
-    owner = Owner.current("dead-run").model_copy(update={"pid": proc.pid, "started": started})
-    proc.kill()
-    proc.wait()
-    return owner
-
-
 def test_the_group_of_a_dead_owner_is_stopped_and_forgotten(
     started: list[subprocess.Popen[bytes]], tmp_path: Path
 ) -> None:
     ledger = ProcessLedger(tmp_path / "owned", grace_s=5.0)
     pgid = _group(started)
-    ledger.record(_dead_owner(started), pgid)
-    assert ledger.reap() == [pgid]
+    ledger.record(dead_owner("dead-run"), pgid)
+    assert ledger.reap().stopped == (str(pgid),)
     assert group_members(pgid) == []
     assert ledger.entries() == []
 
@@ -77,7 +67,7 @@ def test_groups_of_live_owners_stay(started: list[subprocess.Popen[bytes]], tmp_
     ledger = ProcessLedger(tmp_path / "owned", grace_s=5.0)
     pgid = _group(started)
     ledger.record(Owner.current("this-run"), pgid)
-    assert ledger.reap() == []
+    assert ledger.reap().stopped == ()
     assert len(group_members(pgid)) == 2
     assert [e.pgid for e in ledger.entries()] == [pgid]
 
@@ -87,12 +77,12 @@ def test_a_recycled_leader_pid_is_never_signalled(
 ) -> None:
     ledger = ProcessLedger(tmp_path / "owned", grace_s=5.0)
     pgid = _group(started)
-    ledger.record(_dead_owner(started), pgid)
+    ledger.record(dead_owner("dead-run"), pgid)
     entry = ledger.entries()[0]
     # The same PID, but a process that started at another time: not the group we ran.
     recycled = entry.model_copy(update={"started": entry.started + 1})
     (tmp_path / "owned" / f"{pgid}.json").write_text(recycled.model_dump_json())
-    assert ledger.reap() == []
+    assert ledger.reap().stopped == ()
     assert len(group_members(pgid)) == 2
     assert ledger.entries() == []
 

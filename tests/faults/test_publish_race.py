@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from inferx_pipeline.leaderboard.build import build_site_from_store
+from inferx_pipeline.pipeline import publish
 from inferx_pipeline.results.store import ResultStore
+from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from tests.faults.conftest import POINTS
 from tests.services.postgres import PostgresServer
@@ -73,9 +76,13 @@ def _assert_complete(site: Path) -> None:
     assert missing == []
     assert sorted(p.name for p in site.parent.iterdir() if p.name.startswith(site.name)) == [
         site.name,
+        f"{site.name}.builds",
         f"{site.name}.lock",
         f"{site.name}.publish.lock",
-    ]  # no half-built or previous copy left beside it
+    ]
+    # The current build and the one before it; no half-built one or stray link.
+    builds = sorted(p.name for p in (site.parent / f"{site.name}.builds").iterdir())
+    assert len(builds) <= 2 and site.readlink().name in builds, builds
 
 
 @pytest.mark.parametrize("databases", ["sqlite_databases", "postgres_databases"])
@@ -95,3 +102,43 @@ def test_concurrent_publishes_leave_a_complete_site_and_equal_rows(
         store = ResultStore(url)
         assert store.count() == POINTS
         store.close()
+
+
+# Opens index.html in a loop until ``stop`` exists; prints how often it was missing.
+_READER = """
+import os, sys
+site, stop = sys.argv[1], sys.argv[2]
+index = os.path.join(site, "index.html")
+reads = missed = 0
+print("reading", flush=True)
+while not os.path.exists(stop):
+    try:
+        with open(index, "rb") as page:
+            page.read(64)
+    except FileNotFoundError:
+        missed += 1
+    reads += 1
+print(reads, missed)
+"""
+REBUILDS = 12
+
+
+def test_a_reader_never_misses_index_html_while_publishes_swap_the_site(
+    swept: ArtifactStore, tmp_path: Path
+) -> None:
+    site, url = tmp_path / "site", f"sqlite:///{tmp_path}/results.db"
+    publish(swept, url, site, Settings().catalog_dir)
+    stop = tmp_path / "stop"
+    # Its own process: a thread would only run while this one releases the GIL.
+    reader = subprocess.Popen([sys.executable, "-c", _READER, str(site), str(stop)],
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "reading\n"
+        for _ in range(REBUILDS):
+            build_site_from_store(url, site, Settings().catalog_dir)
+    finally:
+        stop.touch()
+        output = reader.communicate(timeout=DEADLINE_S)[0]
+    reads, missed = map(int, output.split())
+    assert reads > REBUILDS and missed == 0, output
+    _assert_complete(site)

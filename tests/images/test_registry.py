@@ -9,7 +9,6 @@ import pytest
 
 from inferx_pipeline.errors import RegistryError
 from inferx_pipeline.images.fake import FakeRegistry
-from inferx_pipeline.images.history import registry_history
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import (
     MANIFEST_TYPES,
@@ -19,6 +18,7 @@ from inferx_pipeline.images.registry import (
     RegistryHost,
 )
 from inferx_pipeline.images.tracking import TrackRule
+from inferx_pipeline.recipes.image_history import registry_history
 from tests.images.registry_server import TOKEN, Behaviour, serving
 from tests.services.docker_engine import DockerEngine
 from tests.services.registry import LocalRegistry

@@ -1,7 +1,9 @@
-"""DockerLauncher against the private dockerd and the real simulator image."""
+"""DockerLauncher against the private dockerd and the real simulator image: labels, exits,
+secrets, and the removal of what dead owners left (also when a log cannot be read)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import resource
 import time
@@ -11,12 +13,15 @@ from typing import Any
 
 import pytest
 from docker.errors import NotFound
+from docker.types import LogConfig
 
 from inferx_pipeline.errors import LaunchError, ServerExitedError
+from inferx_pipeline.launch.base import LogBuffer
 from inferx_pipeline.launch.docker import LABEL_OWNER, DockerHandle, DockerLauncher
-from inferx_pipeline.launch.docker_args import DockerOptions
+from inferx_pipeline.launch.docker_args import LABEL_RUN, DockerOptions
 from inferx_pipeline.launch.ownership import Owner
-from tests.launch.specs import sim_spec
+from tests.launch.owners import dead_owner
+from tests.launch.specs import make_spec, sim_spec
 from tests.services.docker_engine import DockerEngine
 
 pytestmark = pytest.mark.docker
@@ -111,22 +116,54 @@ def test_exception_inside_block_removes_the_container(
     assert _run_containers(docker_engine, launcher.run_id) == []
 
 
-def test_orphans_of_a_crashed_run_are_removed_and_the_current_run_kept(
-    docker_engine: DockerEngine, sim_image: str, launcher: DockerLauncher, tmp_path: Path
+def _sleeper(engine: DockerEngine, image: str, name: str, labels: dict[str, str]) -> Any:
+    """A running container labelled as a server of some run (``LogConfig`` none: no log)."""
+    quiet = LogConfig(type="none") if name.endswith("-unlogged") else None
+    return engine.client.containers.run(
+        image, ["sleep", "300"], name=name, labels=labels, detach=True, log_config=quiet
+    )
+
+
+def test_containers_of_dead_owners_are_removed_even_unlogged_and_live_ones_kept(
+    docker_engine: DockerEngine, base_image: str, launcher: DockerLauncher
 ) -> None:
-    crashed = DockerLauncher(
-        docker_engine.client, run_id="crashed-run", log_dir=tmp_path / "old",
-        options=launcher.options,
-    )  # fmt: skip
-    orphan = crashed.start(sim_spec(image=sim_image, name="left-behind"))  # never stopped
-    with launcher.start(sim_spec(image=sim_image)) as current:
-        assert launcher.cleanup_orphans("some-other-run") == []
-        removed = launcher.cleanup_orphans()
-        assert removed == [orphan.container.name]
-        assert _run_containers(docker_engine, "crashed-run") == []
-        assert current.exit_status() is None
-        assert (launcher.log_dir / f"orphan-{orphan.container.name}.log").is_file()
-    orphan.stop()  # already gone: stop is a no-op that must not raise
+    dead, run = dead_owner("crashed-run"), {LABEL_RUN: "crashed-run"}
+    made = {
+        name: _sleeper(docker_engine, base_image, name, {**run, **owner})
+        for name, owner in {
+            "ix-orphan": {LABEL_OWNER: dead.label},
+            "ix-orphan-unlogged": {LABEL_OWNER: dead.label},  # logs() fails: removed anyway
+            "ix-live": {LABEL_OWNER: Owner.current("crashed-run").label},  # this process
+            "ix-no-owner": {},  # not provably ours: left alone
+        }.items()
+    }
+    try:
+        assert launcher.cleanup_orphans("some-other-run").stopped == ()
+        reaped = launcher.cleanup_orphans()
+        left = {c.name for c in _run_containers(docker_engine, "crashed-run")}
+        assert left == {"ix-live", "ix-no-owner"}
+        assert sorted(reaped.stopped) == ["ix-orphan", "ix-orphan-unlogged"]
+        assert reaped.failed == {} and reaped.note() is None
+        saved = (launcher.log_dir / "orphan-ix-orphan-unlogged.log").read_text()
+        assert saved.startswith("inferx: reading the log of container ix-orphan-unlogged failed")
+        assert (launcher.log_dir / "orphan-ix-orphan.log").is_file()
+    finally:
+        for container in made.values():
+            with contextlib.suppress(NotFound):
+                container.remove(force=True)
+
+
+def test_a_handle_whose_log_cannot_be_read_says_so_and_is_still_removed(
+    docker_engine: DockerEngine, base_image: str, tmp_path: Path
+) -> None:
+    container = _sleeper(docker_engine, base_image, "ix-handle-unlogged", {})
+    spec = make_spec(("sleep",), name="unlogged")
+    handle = DockerHandle(spec, container, LogBuffer(tmp_path / "unlogged.log"), 1.0, "sha256:x")
+    handle.follow_logs()
+    handle.stop()
+    with pytest.raises(NotFound):
+        docker_engine.client.containers.get(container.id)
+    assert any("reading its log failed" in line for line in handle.logs()), handle.logs()
 
 
 def test_secret_passed_by_name_reaches_the_container_but_no_record(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -88,3 +91,20 @@ def test_version_predicates_treat_unknown_as_failing() -> None:
     assert not version_in_range(None, "3.11", "3.14")
     assert version_at_least("0.5.16.post1", "0.5.16") and not version_at_least("0.5.9", "0.5.16")
     assert not version_at_least("nightly", "0.5.16")
+
+
+def test_cache_writes_from_threads_of_one_process_do_not_collide(tmp_path: Path) -> None:
+    """Two sweeps' preflights in one process (Dagster runs threads) store at once."""
+    cache = FactCache(tmp_path / "facts.json")
+    barrier = threading.Barrier(4)
+
+    def store(worker: int) -> None:
+        barrier.wait()
+        for i in range(100):
+            cache.store(f"sha256:{worker}-{i}", {PROBES[0]: "3.11.2"})
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(store, range(4)))  # re-raises a worker's error
+    # Entries may be lost to a concurrent writer (the cache is refilled); the file never is.
+    assert isinstance(json.loads(cache.path.read_text()), dict)
+    assert [p.name for p in tmp_path.iterdir()] == ["facts.json"]

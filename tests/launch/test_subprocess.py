@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from inferx_pipeline.errors import LaunchError, ServerExitedError, ServerStartTimeoutError
 from inferx_pipeline.launch.base import http_ok
-from inferx_pipeline.launch.subprocess import SubprocessLauncher, exit_code, resolve_executable
+from inferx_pipeline.launch.ownership import group_members
+from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.launch.subprocess import (
+    SubprocessHandle,
+    SubprocessLauncher,
+    exit_code,
+    resolve_executable,
+)
 from tests.launch.specs import sim_spec, standin_spec
 
 
@@ -155,3 +165,56 @@ def test_exit_code_maps_signals_like_docker() -> None:
     assert exit_code(3) == 3
     assert exit_code(-9) == 137
     assert exit_code(-15) == 143
+
+
+# A leader that starts a child in its own group, prints the child's PID and its URL,
+# then exits once ``go`` exists (so the test decides whether it is alive at stop).
+_FAMILY = """
+import os, signal, subprocess, sys, time
+child = subprocess.Popen(
+    [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+     "print('ready', flush=True); time.sleep(120)"],
+    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+)
+child.stdout.readline()  # the child ignores SIGTERM from here on
+print("child", child.pid, flush=True)
+print("INFERX_SIM_LISTENING http://127.0.0.1:9", flush=True)
+deadline = time.monotonic() + 60
+while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+    time.sleep(0.05)
+"""
+
+
+def _family(tmp_path: Path) -> tuple[SubprocessLauncher, ServerSpec, Path]:
+    go = tmp_path / "go"
+    spec = standin_spec().model_copy(update={"argv": ("python", "-c", _FAMILY, str(go))})
+    return SubprocessLauncher(tmp_path / "logs", grace_s=1.0), spec, go
+
+
+def _stop_and_check_group_is_gone(server: SubprocessHandle) -> None:
+    pgid = server.proc.pid
+    try:
+        server.stop()
+        assert group_members(pgid) == []
+    finally:  # a failing run must not leave the stubborn child behind
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+
+
+def test_stop_kills_a_child_that_ignores_sigterm_with_the_leader_alive(tmp_path: Path) -> None:
+    launcher, spec, _ = _family(tmp_path)
+    server = launcher.start(spec)
+    assert len(group_members(server.proc.pid)) == 2
+    _stop_and_check_group_is_gone(server)
+
+
+def test_stop_kills_children_that_outlive_the_leader(tmp_path: Path) -> None:
+    launcher, spec, go = _family(tmp_path)
+    server = launcher.start(spec)
+    go.touch()
+    deadline = time.monotonic() + 30
+    while server.proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling the leader's exit, bounded by the deadline
+    assert server.proc.poll() == 0
+    assert len(group_members(server.proc.pid)) == 1  # the child lives on
+    _stop_and_check_group_is_gone(server)

@@ -139,6 +139,35 @@ def test_rebuild_replaces_and_foreign_directory_is_refused(
     assert (foreign / "keep.txt").read_text() == "mine"
 
 
+def test_builds_are_versioned_behind_a_symlink_and_only_two_are_kept(
+    tmp_path: Path, sweep: pd.DataFrame, catalog: Catalog, config: LeaderboardConfig
+) -> None:
+    out = tmp_path / "site"
+    seen = []
+    for _ in range(3):
+        build_site(sweep, out, catalog, config, generated_at=GENERATED_AT)
+        assert out.is_symlink() and (out / "index.html").is_file()
+        seen.append(out.readlink())
+    assert not seen[0].is_absolute()  # the site still works when its folder moves
+    kept = sorted(p.name for p in (tmp_path / "site.builds").iterdir())
+    assert kept == sorted(p.name for p in seen[1:])
+
+
+def test_a_site_directory_of_an_older_version_becomes_a_versioned_build(
+    tmp_path: Path, sweep: pd.DataFrame, catalog: Catalog, config: LeaderboardConfig
+) -> None:
+    out = tmp_path / "site"
+    out.mkdir()  # as builds before versioning left it: a real directory with a manifest
+    (out / "manifest.json").write_text("{}")
+    (out / "index.html").write_text("old")
+    build_site(sweep, out, catalog, config, generated_at=GENERATED_AT)
+    assert out.is_symlink() and (out / "index.html").read_text() != "old"
+    [old] = [p for p in (tmp_path / "site.builds").iterdir() if p.name.endswith("-unversioned")]
+    assert (old / "index.html").read_text() == "old"  # the previous build, kept until the next
+    build_site(sweep, out, catalog, config, generated_at=GENERATED_AT)
+    assert not old.exists()
+
+
 def test_build_from_the_results_store(tmp_path: Path, sweep: pd.DataFrame) -> None:
     url = f"sqlite:///{tmp_path / 'results.sqlite'}"
     store = ResultStore(url)

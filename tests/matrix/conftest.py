@@ -9,6 +9,7 @@ import pytest
 
 from inferx_pipeline.catalog import Catalog, cached_catalog
 from inferx_pipeline.golden import GoldenRegistry, load_golden
+from inferx_pipeline.matrix.import_defaults import ImportDefaults, cached_import_defaults
 from inferx_pipeline.matrix.runners import RunnerCatalog, cached_runners
 from inferx_pipeline.recipes.schema import Recipe
 from tests.paths import ROOT
@@ -27,6 +28,11 @@ def golden() -> GoldenRegistry:
 @pytest.fixture(scope="session")
 def runners() -> RunnerCatalog:
     return cached_runners(ROOT / "catalog")
+
+
+@pytest.fixture(scope="session")
+def import_defaults() -> ImportDefaults:
+    return cached_import_defaults(ROOT / "catalog")
 
 
 def recipe_doc(**over: Any) -> dict[str, Any]:

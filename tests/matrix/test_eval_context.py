@@ -12,8 +12,8 @@ from inferx_pipeline.cli import cli
 from inferx_pipeline.conformance.served import served_commands
 from inferx_pipeline.engines.base import adapter_for
 from inferx_pipeline.errors import MatrixError
-from inferx_pipeline.evals.catalog import EvalCatalog, cached_eval_catalog
 from inferx_pipeline.golden import load_golden
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog, cached_eval_catalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners

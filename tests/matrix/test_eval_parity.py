@@ -16,14 +16,15 @@ from click.testing import CliRunner
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies
 from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.import_defaults import ImportDefaults
 from inferx_pipeline.matrix.inferencex import import_masters
 from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.runners import RunnerCatalog
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from tests.paths import INFERENCEX, ROOT
 
@@ -81,9 +82,10 @@ def test_in_memory_rows_in_generator_order(
     golden: GoldenRegistry,
     catalog: Catalog,
     runners: RunnerCatalog,
+    import_defaults: ImportDefaults,
     mode: EvalMode,
 ) -> None:
-    report = import_masters(MASTERS, tmp_path, runners, catalog)
+    report = import_masters(MASTERS, tmp_path, runners, catalog, import_defaults)
     policies = load_eval_policies(ROOT / "catalog")
     jobs = expand(
         report.recipes,

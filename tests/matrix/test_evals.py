@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.errors import CatalogError
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.job import BenchmarkJob

@@ -15,6 +15,7 @@ from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.golden import GoldenRegistry
 from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.import_defaults import ImportDefaults
 from inferx_pipeline.matrix.inferencex import import_masters
 from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.runners import RunnerCatalog
@@ -54,9 +55,13 @@ def test_cli_rows_equal_inferencex_generator(imported: Path) -> None:
 
 
 def test_in_memory_import_matches_row_order(
-    tmp_path: Path, golden: GoldenRegistry, catalog: Catalog, runners: RunnerCatalog
+    tmp_path: Path,
+    golden: GoldenRegistry,
+    catalog: Catalog,
+    runners: RunnerCatalog,
+    import_defaults: ImportDefaults,
 ) -> None:
-    report = import_masters(MASTERS, tmp_path, runners, catalog)
+    report = import_masters(MASTERS, tmp_path, runners, catalog, import_defaults)
     jobs = expand(
         report.recipes, golden=golden, catalog=catalog, runners=runners, duplicates="keep"
     )
@@ -65,9 +70,9 @@ def test_in_memory_import_matches_row_order(
 
 
 def test_import_reports_what_our_checks_reject(
-    tmp_path: Path, catalog: Catalog, runners: RunnerCatalog
+    tmp_path: Path, catalog: Catalog, runners: RunnerCatalog, import_defaults: ImportDefaults
 ) -> None:
-    report = import_masters(MASTERS, tmp_path, runners, catalog)
+    report = import_masters(MASTERS, tmp_path, runners, catalog, import_defaults)
     messages = [f.message for f in report.findings]
     assert any("'cluster:mi325x-tw' is not in InferenceX's runners.yaml" in m for m in messages)
     assert any("agentic arm without speculative decoding" in m for m in messages)

@@ -23,10 +23,10 @@ from click.testing import CliRunner
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.cli import cli
 from inferx_pipeline.conformance.served import served_commands
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
-from inferx_pipeline.matrix.crosscheck import validate_recipes
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.runners import RunnerCatalog, cached_runners
+from inferx_pipeline.plan.crosscheck import validate_recipes
 from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.loader import LoadResult
 from inferx_pipeline.recipes.policy import check_served

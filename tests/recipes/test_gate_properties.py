@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inferx_pipeline.catalog import Catalog
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import GoldenRegistry
-from inferx_pipeline.matrix.crosscheck import validate_recipes
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.runners import cached_runners
+from inferx_pipeline.plan.crosscheck import validate_recipes
 from inferx_pipeline.recipes.policy.data import PolicyData
 
 from .conftest import ROOT

@@ -16,7 +16,7 @@ from inferx_pipeline.results.e2e_interactivity import E2E_INTVTY_COLUMNS
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.record import RECORD_COLUMNS
 from inferx_pipeline.results.store import Rejection, ResultStore
-from inferx_pipeline.results.tables import RESULTS, Base
+from inferx_pipeline.results.tables import QUARANTINE, RESULTS, Base
 from tests.results.samples import record, sha
 
 
@@ -24,7 +24,7 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0007"
+        assert context.get_current_revision() == "0008"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes
@@ -105,6 +105,26 @@ def test_quarantine_lists_each_artifact_once(store: ResultStore) -> None:
     store.write([], [_rejection("bad")])
     store.write([], [_rejection("bad")])
     assert [(r.path, r.code) for r in store.quarantine()] == [("bad.json", "truncated-json")]
+
+
+def test_the_same_bytes_rejected_at_two_paths_are_two_entries(store: ResultStore) -> None:
+    same = sha("torn")
+    store.write([], [_rejection("a", artifact=same), _rejection("b", artifact=same)])
+    store.write([], [_rejection("a", artifact=same)])
+    assert [r.path for r in store.quarantine()] == ["a.json", "b.json"]
+
+
+def test_quarantine_entries_written_before_revision_0008_stay(store_url: str) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0007")
+        old = {**_rejection("old").model_dump(), "rejected_at": datetime.now(UTC)}
+        conn.execute(QUARANTINE.insert(), [old])  # the entry as revision 0007 stored it
+    engine.dispose()
+    store = ResultStore(store_url)
+    store.write([], [_rejection("old", artifact=sha("old")), _rejection("new")])
+    assert [r.path for r in store.quarantine()] == ["old.json", "new.json"]
+    store.close()
 
 
 def test_storing_a_quarantined_artifact_releases_it(store: ResultStore) -> None:

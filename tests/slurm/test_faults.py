@@ -23,9 +23,9 @@ from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.errors import EndpointError
 from inferx_pipeline.launch.slurm import SlurmHandle, SlurmLauncher
 from inferx_pipeline.launch.spec import ServerSpec
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import SweepBackend
 from inferx_pipeline.sweep.report import NullProgress, SweepOptions, SweepReport
@@ -261,7 +261,7 @@ def test_a_crashed_launcher_leaves_an_orphan_that_the_next_start_cancels(
     launcher = SlurmLauncher(
         cluster_pool(), log_dir=tmp_path, run_id="next", environ=slurm_env(faults.cluster)
     )
-    assert launcher.cleanup_orphans() == [int(job) for job in jobs]
+    assert launcher.cleanup_orphans().stopped == tuple(jobs)
 
 
 def test_an_interrupted_dagster_run_cancels_its_allocation(faults: Fixture) -> None:

@@ -1,4 +1,5 @@
-"""The batch job of a server group, pure: sbatch options, runtimes, GPU access, replica lines."""
+"""The batch job of a server group, pure: sbatch options, runtimes, GPU access, replica lines,
+environment names and values as the shell reads them, the owner in a job's comment."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from inferx_pipeline.launch.slurm import listen_on_all, owner_comment, parse_comment
+from inferx_pipeline.errors import LaunchError
+from inferx_pipeline.launch.ownership import Owner
+from inferx_pipeline.launch.slurm import comment_owner, listen_on_all, owner_comment, parse_comment
 from inferx_pipeline.launch.slurm_pools import SlurmPool
 from inferx_pipeline.launch.slurm_script import batch_script, sbatch_options
 from inferx_pipeline.launch.spec import GpuRequest, ServerSpec
@@ -109,9 +112,43 @@ def test_engines_listen_on_every_address_under_slurm() -> None:
 
 
 def test_owner_comment_round_trips_and_foreign_comments_are_not_ours() -> None:
-    fields = parse_comment(owner_comment("run-1"))
-    assert fields["run"] == "run-1" and fields["pid"].isdigit()
-    assert parse_comment("someone else's job") == {}
+    owner = Owner.current("run-1")
+    comment = owner_comment(owner)
+    assert parse_comment(comment)["run"] == "run-1"
+    assert comment_owner(comment) == owner  # host, PID and the PID's start time
+    assert comment_owner("someone else's job") is None
+    assert comment_owner("inferx run=old host=h pid=12") is None  # no start time: unprovable
+
+
+def test_an_env_name_that_is_not_a_posix_name_is_refused_naming_it() -> None:
+    # model_copy skips the spec's own check, as the launcher's resolve() does.
+    spec = _spec().model_copy(update={"env": {"OK": "1", "A;touch /tmp/x": "1"}})
+    with pytest.raises(LaunchError, match=r"environment variable name 'A;touch /tmp/x' is not"):
+        batch_script(spec, _pool(), run_id="r")
+    with pytest.raises(LaunchError, match="name '1A' is not"):
+        batch_script(_spec().model_copy(update={"secret_env": ("1A",)}), _pool(), run_id="r")
+
+
+def test_env_values_reach_the_job_as_written_whatever_they_hold(tmp_path: Path) -> None:
+    odd = {
+        "QUOTES": 'it\'s "quoted"',
+        "SHELL_SYNTAX": "$(touch pwned); `id` && $HOME | > x",
+        "LINES": "one\ntwo\n",
+        "EMPTY": "",
+        "UNICODE": "ünï ✓",
+    }
+    spec = make_spec(("true",), env=odd)
+    # A stand-in srun: the job script execs it with the batch environment; it dumps that.
+    srun = tmp_path / "srun"
+    srun.write_text('#!/bin/bash\nexec env -0 > "$DUMP"\n')
+    srun.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "DUMP": str(tmp_path / "env")}
+    script = batch_script(spec, _pool(), run_id="r")
+    subprocess.run(["bash", "-c", script], env=env, cwd=tmp_path, check=True, timeout=30)
+    pairs = (item.split("=", 1) for item in (tmp_path / "env").read_text().split("\0") if item)
+    seen = dict(pairs)
+    assert {name: seen.get(name) for name in odd} == odd
+    assert not (tmp_path / "pwned").exists()
 
 
 def test_more_replicas_than_nodes_is_refused() -> None:

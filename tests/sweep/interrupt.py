@@ -48,8 +48,9 @@ def interrupt_after_first_point(args: list[str], env: dict[str, str], artifacts:
 
 
 def assert_cancelled_cleanly(code: int, output: str, artifacts: Path) -> None:
-    """Exit 130; finished points ok and kept, every other one cancelled."""
+    """Exit 130 with no traceback; finished points ok and kept, every other one cancelled."""
     assert code == 130, output
+    assert "Traceback" not in output, output
     counts = output.rstrip().splitlines()[-1]
     assert counts.startswith("8 jobs: ") and "cancelled" in counts, output
     statuses = {part.split()[1] for part in counts.removeprefix("8 jobs: ").split(", ")}

@@ -26,6 +26,15 @@ def test_blobs_are_addressed_by_content(store: ArtifactStore) -> None:
     assert store.path(sha).parent.name == sha[:2]
 
 
+def test_a_damaged_blob_is_rewritten_by_the_next_put_of_its_bytes(store: ArtifactStore) -> None:
+    sha = store.put(b"hello")
+    store.path(sha).write_bytes(b"hel")
+    with pytest.raises(StoreError, match="is corrupt"):
+        store.read(sha)
+    assert store.put(b"hello") == sha
+    assert store.read(sha) == b"hello"
+
+
 def test_attempts_are_numbered_and_never_overwritten(store: ArtifactStore) -> None:
     first = store.begin_attempt("f" * 64, 4)
     second = store.begin_attempt("f" * 64, 4)

@@ -15,14 +15,14 @@ import pytest
 from rich.console import Console
 
 from inferx_pipeline.catalog import Catalog, cached_catalog
-from inferx_pipeline.evals.catalog import load_eval_catalog
 from inferx_pipeline.evals.fake import FakeHarness
 from inferx_pipeline.evals.result import EvalResult
-from inferx_pipeline.matrix.build import MatrixRequest, build_matrix
+from inferx_pipeline.matrix.eval_catalog import load_eval_catalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.pipeline import ingest_evals
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings

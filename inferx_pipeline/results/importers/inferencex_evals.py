@@ -33,9 +33,9 @@ from typing import Any
 
 from inferx_pipeline.bench.result import MetadataValue
 from inferx_pipeline.errors import MalformedArtifactError
-from inferx_pipeline.evals.catalog import EvalCatalog, ResolvedEval
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.scores import FilterScore
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog, ResolvedEval
 from inferx_pipeline.results import checks
 from inferx_pipeline.results.evals import ARTIFACT_PREFIX, SAMPLES_ARTIFACT, EvalRecord, eval_record
 from inferx_pipeline.results.importers.identity import ImportContext, resolve_identity, resolve_run

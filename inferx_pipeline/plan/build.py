@@ -15,9 +15,9 @@ from pydantic import Field
 
 from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.conformance.served import judge_served
-from inferx_pipeline.evals.catalog import cached_eval_catalog
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.matrix import changes
+from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.matrix.inferencex_rows import inferencex_rows

@@ -26,7 +26,7 @@ import posixpath
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import yaml
 from pydantic import Field
@@ -37,10 +37,8 @@ from inferx_pipeline.images.changelog import ChangelogEntry, images_in_line
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import RegistryClient
 from inferx_pipeline.images.tracking import TrackRule, runs_at, tag_version
+from inferx_pipeline.recipes.schema import Recipe
 from inferx_pipeline.strict import FrozenModel
-
-if TYPE_CHECKING:  # recipes.schema imports images.tracking: no import cycle at run time
-    from inferx_pipeline.recipes.schema import Recipe
 
 Source = Literal["pinned", "git", "changelog", "registry"]
 _MAX_EXTENDS_DEPTH = 16

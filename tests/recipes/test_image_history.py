@@ -14,13 +14,13 @@ from inferx_pipeline.gitrepo import WatchedRepo
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.changelog import read_changelog
 from inferx_pipeline.images.fake import FakeRegistry
-from inferx_pipeline.images.history import (
+from inferx_pipeline.images.tracking import TrackRule
+from inferx_pipeline.recipes.image_history import (
     changelog_history,
     git_history,
     image_history,
     registry_history,
 )
-from inferx_pipeline.images.tracking import TrackRule
 from inferx_pipeline.recipes.loader import load_recipes
 from inferx_pipeline.recipes.schema import Recipe
 from tests.gittools import Work, isolate_git

@@ -23,8 +23,6 @@ from inferx_pipeline.strict import FrozenModel
 
 EVALS_FILE = "evals.yaml"
 GATE_FILE = "gate.yaml"
-# The shipped task's lm-eval YAML and its JSONL splits.
-DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
 class EvalProtocol(FrozenModel):

@@ -18,8 +18,8 @@ from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.base import adapter_for
 from inferx_pipeline.engines.multinode import describe, layout
 from inferx_pipeline.errors import InferxError
-from inferx_pipeline.matrix.build import LoadedMatrix
 from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.plan.build import LoadedMatrix
 
 Format = Literal["table", "json", "csv", "inferencex"]
 

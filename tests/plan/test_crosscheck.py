@@ -10,8 +10,8 @@ import yaml
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
-
-from .conftest import ROOT, recipe_doc
+from tests.matrix.conftest import recipe_doc
+from tests.paths import ROOT
 
 SEED = ROOT / "recipes/qwen3.5/qwen3.5-fp8-mi300x-sglang-agentic-mtp.yaml"
 

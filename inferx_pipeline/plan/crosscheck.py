@@ -27,8 +27,8 @@ from pathlib import Path
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.conformance.served import judge_served
 from inferx_pipeline.errors import InferxError
-from inferx_pipeline.evals.catalog import EvalCatalog
 from inferx_pipeline.golden import GoldenRegistry
+from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.expand import duplicates_of, expand
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import RUNNERS_FILE, RunnerCatalog
