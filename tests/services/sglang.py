@@ -6,14 +6,13 @@ script) and reused. A failed build fails the tests that need it (``required.py``
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from tests.paths import ROOT
-from tests.services.required import unavailable
+from tests.services.required import script_python
 
 BUILD_TIMEOUT_S = 900.0
 
@@ -21,18 +20,7 @@ BUILD_TIMEOUT_S = 900.0
 @pytest.fixture(scope="session")
 def sglang_python() -> Path:
     """The python of the SGLang venv, built or reused."""
-    try:
-        done = subprocess.run(
-            [str(ROOT / "scripts" / "sglang-env")],
-            check=True,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT_S,
-        )
-    except (OSError, subprocess.SubprocessError) as err:
-        output = getattr(err, "stderr", "") or ""
-        unavailable("SGLang", f"scripts/sglang-env failed: {err}\n{output[-2000:]}")
-    return Path(done.stdout.strip().splitlines()[-1])
+    return script_python(ROOT / "scripts" / "sglang-env", "SGLang", BUILD_TIMEOUT_S)
 
 
 @pytest.fixture(scope="session")
