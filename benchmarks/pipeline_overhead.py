@@ -13,6 +13,13 @@ curve):
   an in-memory registry, an edited golden curve, one new commit in a local git
   repository), against loading the 200 recipes' matrix once (the baseline).
 
+And the code location's load, with the repository's own recipes (the project a person
+opens): ``dagster api grpc`` (the code server ``dagster dev`` starts) from spawn until it
+serves, i.e. Python and Dagster starting, importing ``inferx_pipeline.defs.definitions``
+and building its ``Definitions``; median of ``LOADS``, next to the same for an empty
+``Definitions`` (what Dagster alone costs). The code server listens only once the
+location is loaded, so an open port is the end of the load.
+
 And one on a project of the h200 seed recipe alone, as a person meets it:
 
 - Click to SUCCESS: ``dagster dev`` (webserver, daemon, code server) on the embedded
@@ -20,11 +27,14 @@ And one on a project of the h200 seed recipe alone, as a person meets it:
   UI's Materialize button does (a new seed each time, so it is measured, not reused),
   timed until the webserver reports SUCCESS, against the step's own time (step start
   to step success in the run's events). Overhead = click-to-SUCCESS - step, median of
-  ``CLICKS``.
+  ``CLICKS``. Printed before it: how long ``dagster dev`` took to serve the UI (it
+  serves once the code location is loaded; its own webserver, daemon and code-server
+  processes each start Python and Dagster too).
 
 The real-time simulator is sped up (time scale 0.02, one request per point) so the
 benchmark time is small next to the overhead it brackets. Targets: under 2 s per run,
-under 1 s per tick, under 8 s from click to SUCCESS on 2 cores.
+under 1 s per tick, under 8 s to load the code location, under 8 s from click to SUCCESS
+on 2 cores.
 
     .venv/bin/python benchmarks/pipeline_overhead.py
 """
@@ -36,6 +46,7 @@ import shutil
 import socket
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -78,13 +89,19 @@ RUN_TARGET_S = 2.0
 TICK_TARGET_S = 1.0
 CLICKS = 3
 CLICK_TARGET_S = 8.0
+LOADS = 3
+LOAD_TARGET_S = 8.0
+# A code location with nothing in it: the floor of a code server's load.
+EMPTY_LOCATION = "import dagster as dg\n\ndefs = dg.Definitions()\n"
 READY_DEADLINE_S = 180.0
 TERMINAL = {"SUCCESS", "FAILURE", "CANCELED"}
 SEEDS = {
     "h200": ROOT / "recipes/qwen3.8-27b/qwen3.827b-fp8-h200-vllm-mtp.yaml",
     "mi325x": ROOT / "recipes/qwen3.8-27b/qwen3.827b-bf16-mi325x-vllm-mtp.yaml",
 }
-FAST = LauncherResource(time_scale=0.02, load_time_s=0.0, num_prompts=1, max_turns=1, force=True)
+FAST = LauncherResource(time_scale=0.02, load_time_s=0.0)
+# The sweep asset's config of each timed run: one-request points, measured afresh.
+SMALL = {"num_prompts": 1, "max_turns": 1, "force": True}
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
     "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
@@ -151,7 +168,7 @@ def _runs(settings: Settings) -> tuple[list[float], list[float]]:
         )
 
     def in_dagster() -> None:
-        (run,) = run_cells_in_process(defs, instance, cells, ladder, reason="bench")
+        (run,) = run_cells_in_process(defs, instance, cells, ladder, reason="bench", sweep=SMALL)
         assert run.status == "SUCCESS" and run.jobs == len(selected), run
 
     dagster_s, direct_s = [], []
@@ -247,8 +264,55 @@ def _phases(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
     return phases
 
 
-def _clicks(work: Path) -> list[tuple[float, dict[str, float]]]:
-    """(click-to-SUCCESS s, phases) of each of CLICKS one-partition runs in dagster dev."""
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _location_load(module: str, env: dict[str, str]) -> float:
+    """Seconds from spawning ``dagster api grpc -m module -a defs`` until it serves."""
+    port = _free_port()
+    dagster = Path(sys.executable).with_name("dagster")
+    argv = [str(dagster), "api", "grpc", "-m", module, "-a", "defs", "-h", "127.0.0.1"]
+    started = time.perf_counter()
+    server = subprocess.Popen(
+        [*argv, "-p", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        while True:
+            if server.poll() is not None:
+                raise RuntimeError(f"{' '.join(argv)} exited: {server.communicate()[1]!r}")
+            assert time.perf_counter() - started < READY_DEADLINE_S, f"{module} never served"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return time.perf_counter() - started
+            except OSError:
+                time.sleep(0.02)  # polling a starting server, under a deadline
+    finally:
+        server.terminate()
+        server.wait(READY_DEADLINE_S)
+
+
+def _location_loads(work: Path) -> tuple[float, float]:
+    """Median load of the repository's code location and of an empty one, seconds."""
+    (work / "empty_location.py").write_text(EMPTY_LOCATION)
+    env = {
+        **os.environ,
+        "INFERX_ROOT": str(ROOT),
+        "INFERX_STATE_DIR": str(work / "load-state"),
+        "DAGSTER_HOME": str(work / "load-home"),
+        "PYTHONPATH": str(work),
+    }
+    (work / "load-home").mkdir()
+    ours = [_location_load("inferx_pipeline.defs.definitions", env) for _ in range(LOADS)]
+    empty = [_location_load("empty_location", env) for _ in range(LOADS)]
+    return statistics.median(ours), statistics.median(empty)
+
+
+def _clicks(work: Path) -> tuple[float, list[tuple[float, dict[str, float]]]]:
+    """dagster dev's start to serving (s), and (click-to-SUCCESS s, phases) of each of
+    CLICKS one-partition runs in it."""
     root = _base(work / "one-recipe")
     shutil.copy(SEEDS["h200"], root / "recipes" / "bench" / SEEDS["h200"].name)
     env = {**os.environ, "INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(work / "ui-state")}
@@ -259,22 +323,21 @@ def _clicks(work: Path) -> list[tuple[float, dict[str, float]]]:
     cell = min(pinned_cells(load_matrix(MatrixRequest(paths=()), settings).jobs), key=str)
     instance = local_instance(settings.dagster_home)
     add_images(instance, [cell])
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
     server = DagsterDev(
         workspace_file(settings.dagster_home),
         settings.dagster_home,
-        port=port,
+        port=_free_port(),
         log=work / "dagster-dev.log",
         env=env,
     )
     timings = []
+    started = time.perf_counter()
     with server:
         server.wait_ready(READY_DEADLINE_S)
+        ui_start = time.perf_counter() - started
         client = graphql_client(server.url)
         for seed in range(1, CLICKS + 1):
-            config = {"time_scale": 0.02, "load_time_s": 0.0, "num_prompts": 1, "seed": seed}
+            config = {"time_scale": 0.02, "load_time_s": 0.0}
             started = time.perf_counter()
             (run,) = submit_cells(
                 client,
@@ -282,6 +345,7 @@ def _clicks(work: Path) -> list[tuple[float, dict[str, float]]]:
                 ladder,
                 reason="bench",
                 config={"resources": {"launcher": {"config": config}}},
+                sweep={"num_prompts": 1, "seed": seed},
             )
             deadline = started + READY_DEADLINE_S
             while (status := client.get_run_status(run.run_id).value) not in TERMINAL:
@@ -291,7 +355,7 @@ def _clicks(work: Path) -> list[tuple[float, dict[str, float]]]:
             assert status == "SUCCESS", f"run {run.run_id}: {status}"
             timings.append((clicked, _phases(instance, run.run_id)))
     instance.dispose()
-    return timings
+    return ui_start, timings
 
 
 def main() -> None:
@@ -325,7 +389,19 @@ def main() -> None:
                 f"load; {runs} run requests; {seconds / TICK_TARGET_S:.2f} of the "
                 f"{TICK_TARGET_S:.0f} s target)"
             )
-        print_clicks(_clicks(work))
+        print_load(*_location_loads(work))
+        ui_start, clicks = _clicks(work)
+        print(f"UI start (dagster dev until it serves, one recipe): {ui_start:.2f} s")
+        print_clicks(clicks)
+
+
+def print_load(ours: float, empty: float) -> None:
+    """The code location's load against its target, and Dagster's own share of it."""
+    print(
+        f"code location load (dagster api grpc, the repository's recipes), median of {LOADS}: "
+        f"{ours:.2f} s ({ours / LOAD_TARGET_S:.2f} of the {LOAD_TARGET_S:.0f} s target); an "
+        f"empty Definitions {empty:.2f} s, so inferx's own import and build {ours - empty:.2f} s"
+    )
 
 
 def print_clicks(clicks: list[tuple[float, dict[str, float]]]) -> None:

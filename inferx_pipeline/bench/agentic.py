@@ -3,13 +3,16 @@
 A turn's prompt is the whole conversation so far (shared prefix, earlier inputs and
 the server's own earlier outputs) plus its new input, so the context grows as in a
 real agent loop. Turn n+1 is sent no earlier than turn n finished plus its think
-time; a failed turn ends its session (the context it needed does not exist).
+time; a failed turn ends its session (the context it needed does not exist). A point
+extended to its minimum duration starts further sessions (ordinals past the planned
+count, each seeded by its ordinal); a session in progress always finishes.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -18,6 +21,7 @@ from pydantic import Field
 from inferx_pipeline.bench.agentic_stats import summarize_agentic
 from inferx_pipeline.bench.client import Message, Request, Sender
 from inferx_pipeline.bench.datasets import Draw, Shard
+from inferx_pipeline.bench.extent import Extent
 from inferx_pipeline.bench.load import LoadShape, StopSignal, offer, run_requests, sleep_until
 from inferx_pipeline.bench.prompts import random_text, seeded
 from inferx_pipeline.bench.records import NS_PER_S, RequestRecord
@@ -47,8 +51,8 @@ class SessionPlan:
     turns: tuple[TurnPlan, ...]
     first_index: int
 
-    async def replay(self, sender: Sender, records: list[RequestRecord]) -> None:
-        """Send the turns in order, appending each record; stop at the first failure."""
+    async def replay(self, sender: Sender, keep: Callable[[RequestRecord], None]) -> None:
+        """Send the turns in order, keeping each record; stop at the first failure."""
         messages: list[Message] = [{"role": "system", "content": self.prefix}]
         context_len = self.prefix_len
         ready_ns = time.perf_counter_ns()
@@ -66,7 +70,7 @@ class SessionPlan:
                     turn=n,
                 )
             )
-            records.append(record)
+            keep(record)
             if not record.ok:
                 return
             messages.append({"role": "assistant", "content": record.text})
@@ -76,32 +80,34 @@ class SessionPlan:
 
 @dataclass(frozen=True)
 class AgenticPlan:
-    """Sessions to replay, ``shape.concurrency`` at a time, after single-turn warmups."""
+    """Sessions to replay, ``shape.concurrency`` at a time, after single-turn warmups;
+    ``extra`` sessions (drawn lazily) while the shape's minimum duration needs them."""
 
     warmup_requests: tuple[Request, ...]
     sessions: tuple[SessionPlan, ...]
+    extra: Iterable[SessionPlan] = ()
 
     @property
     def planned(self) -> int:
-        """Turns to send over all sessions."""
+        """Turns to send at least, over the planned sessions."""
         return sum(len(s.turns) for s in self.sessions)
 
     async def warmup(self, sender: Sender, shape: LoadShape, stop: StopSignal) -> None:
         """Send first turns of extra sessions closed-loop; discard them."""
         closed = LoadShape(concurrency=shape.concurrency)
-        await run_requests(self.warmup_requests, sender, closed, stop)
+        warm = closed.extent(len(self.warmup_requests))
+        await run_requests(self.warmup_requests, sender, closed, stop, warm)
 
-    async def measure(
-        self, sender: Sender, shape: LoadShape, stop: StopSignal
-    ) -> list[RequestRecord]:
-        """Replay every session; a rate, when set, is the session arrival rate."""
-        records: list[RequestRecord] = []
+    async def measure(self, sender: Sender, shape: LoadShape, stop: StopSignal) -> Extent:
+        """Replay the sessions, then extra ones while needed; a rate, when set, is the
+        session arrival rate. The extent counts sessions and keeps turn records."""
+        extent = shape.extent(len(self.sessions))
 
         async def run(session: SessionPlan) -> None:
-            await session.replay(sender, records)
+            await session.replay(sender, extent.add)
 
-        await offer(self.sessions, run, shape, stop)
-        return records
+        await offer(itertools.chain(self.sessions, self.extra), run, shape, stop, extent)
+        return extent
 
 
 class AgenticSpec(StrictModel):
@@ -143,8 +149,24 @@ class AgenticSpec(StrictModel):
             first_index=first_index,
         )
 
+    def _extra(
+        self,
+        trace: Sequence[TraceSession],
+        draw: Draw,
+        tokenizer: Tokenizer,
+        prefixes: dict[str, tuple[str, int]],
+        shard: Shard,
+        index: int,
+    ) -> Iterator[SessionPlan]:
+        """This shard's sessions past the planned ones, numbered on from ``index``."""
+        for ordinal in itertools.count(draw.num_prompts):
+            source = trace[ordinal % len(trace)]
+            if shard.owns(ordinal):
+                yield self._session(source, ordinal, draw, tokenizer, prefixes, index)
+            index += len(source.turns[: self.max_turns])
+
     def plan(self, draw: Draw, tokenizer: Tokenizer, shard: Shard) -> AgenticPlan:
-        """This shard's sessions (every P-th) and warmup first turns."""
+        """This shard's sessions (every P-th) and warmup first turns; extra sessions lazily."""
         trace = load_trace(self.trace)
         prefixes: dict[str, tuple[str, int]] = {}
         sessions, index = [], 0
@@ -154,6 +176,7 @@ class AgenticSpec(StrictModel):
             )
             sessions.append(session)
             index += len(session.turns)
+        extra = self._extra(trace, draw, tokenizer, prefixes, shard, index)
         warm = [
             self._session(trace[i % len(trace)], -1 - i, draw, tokenizer, prefixes, 0)
             for i in range(draw.warmup)
@@ -170,7 +193,7 @@ class AgenticSpec(StrictModel):
             )
             for i, s in enumerate(warm)
         ]
-        return AgenticPlan(tuple(shard.take(warm_requests)), tuple(shard.take(sessions)))
+        return AgenticPlan(tuple(shard.take(warm_requests)), tuple(shard.take(sessions)), extra)
 
     def summary(
         self, records: Sequence[RequestRecord], min_samples: Mapping[str, int]

@@ -26,6 +26,7 @@ class ShardOutcome:
     load: ClientLoad
     stop_reason: str
     planned: int
+    issued: int
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,7 @@ def build_result(
         completed=m.completed,
         failed=m.failed,
         duration_s=duration,
+        min_duration_s=config.min_duration_s,
         stop_reason=stop_reason,
         intended_isl_mean=_mean([r.prompt_len for r in done]),
         measured_isl_mean=_mean([r.prompt_tokens for r in done if r.prompt_tokens]),
@@ -100,7 +102,8 @@ def build_result(
             "backend": "openai-chat" if config.api == "chat" else "vllm",
             "model_id": config.model,
             "tokenizer_id": tokenizer_id,
-            "num_prompts": config.total_prompts,
+            "num_prompts": sum(o.issued for o in outcomes),
+            "min_duration_s": config.min_duration_s,
             "request_rate": "inf" if math.isinf(config.request_rate) else config.request_rate,
             "burstiness": config.burstiness,
             "max_concurrency": config.concurrency,

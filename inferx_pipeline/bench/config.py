@@ -32,7 +32,9 @@ class BenchConfig(StrictModel):
     dataset: DatasetSpec = Field(default_factory=RandomSpec)
     concurrency: int = Field(default=1, ge=1, description="Most requests (sessions) in flight.")
     num_prompts: int | None = Field(
-        default=None, ge=1, description="Measured requests (sessions); default concurrency x 10."
+        default=None,
+        ge=1,
+        description="Measured requests (sessions) at least; default concurrency x 10.",
     )
     prompts_per_conc: int = Field(default=PROMPTS_PER_CONC, ge=1)
     warmup: int = Field(default=0, ge=0, description="Requests sent first and not measured.")
@@ -41,6 +43,12 @@ class BenchConfig(StrictModel):
     )
     burstiness: float = Field(
         default=1.0, gt=0, description="Gamma shape of arrivals; 1 = Poisson."
+    )
+    min_duration_s: float = Field(
+        default=0.0,
+        ge=0,
+        description="Keep issuing requests (sessions) until this many seconds passed as well "
+        "as num_prompts were sent, then drain (MLPerf LoadGen's rule); 0 = num_prompts only.",
     )
     deadline_s: float | None = Field(
         default=None, gt=0, description="Stop the whole run after this many seconds."
@@ -78,7 +86,7 @@ class BenchConfig(StrictModel):
 
     @property
     def total_prompts(self) -> int:
-        """Measured requests (sessions for agentic)."""
+        """Planned measured requests (sessions for agentic): the least a run sends."""
         return self.num_prompts or self.concurrency * self.prompts_per_conc
 
     def draw(self) -> Draw:
@@ -93,4 +101,5 @@ class BenchConfig(StrictModel):
             request_rate=self.request_rate / shard.count,
             burstiness=self.burstiness,
             seed=self.seed * 1000 + shard.index,
+            min_duration_s=self.min_duration_s,
         )

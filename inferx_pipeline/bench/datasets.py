@@ -2,13 +2,17 @@
 
 Each spec is a pydantic variant told apart by ``kind``; ``plan`` turns it into the
 requests one shard of the run sends. The same seed always gives the same requests,
-whatever the number of shards (shard k keeps every P-th request).
+whatever the number of shards (shard k keeps every P-th request). Requests past the
+planned count (a point extended to its minimum duration) each come from their own seed
+stream, named by their index: deterministic, and not the planned prompts again.
 """
 
 from __future__ import annotations
 
+import itertools
+import random
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -36,6 +40,10 @@ class Shard:
         """Every ``count``-th item starting at ``index``."""
         return items[self.index :: self.count]
 
+    def owns(self, position: int) -> bool:
+        """Whether the item at ``position`` of the whole run is this shard's."""
+        return position % self.count == self.index
+
 
 @dataclass(frozen=True)
 class Draw:
@@ -53,11 +61,17 @@ class _FlatSpec(StrictModel):
     def _requests(self, draw: Draw, n: int, scope: str, tokenizer: Tokenizer) -> list[Request]:
         """``n`` requests drawn from the named seed stream ``scope``."""
 
+    @abstractmethod
+    def _extra(self, draw: Draw, tokenizer: Tokenizer) -> Callable[[int], Request]:
+        """The request at an ``index`` past the planned ones, from its own seed stream."""
+
     def plan(self, draw: Draw, tokenizer: Tokenizer, shard: Shard) -> FlatPlan:
-        """This shard's warmup and measured requests."""
+        """This shard's warmup and measured requests, and its extra ones, drawn lazily."""
         warm = self._requests(draw, draw.warmup, "warmup", tokenizer)
         measured = self._requests(draw, draw.num_prompts, "prompts", tokenizer)
-        return FlatPlan(shard.take(warm), shard.take(measured))
+        request = self._extra(draw, tokenizer)
+        extra = (request(i) for i in itertools.count(draw.num_prompts) if shard.owns(i))
+        return FlatPlan(shard.take(warm), shard.take(measured), extra)
 
     def summary(
         self, records: Sequence[RequestRecord], min_samples: Mapping[str, int]
@@ -80,11 +94,25 @@ class RandomSpec(_FlatSpec):
         rng = seeded(draw.seed, scope)
         ins = lengths(rng, self.input_len, self.range_ratio, n)
         outs = lengths(rng, self.output_len, self.range_ratio, n)
-        out = []
-        for i, (isl, osl) in enumerate(zip(ins, outs, strict=True)):
-            text, count = random_text(rng, isl, tokenizer)
-            out.append(Request(index=i, prompt=text, prompt_len=count, max_tokens=osl))
-        return out
+        return [
+            self._request(rng, i, isl, osl, tokenizer)
+            for i, (isl, osl) in enumerate(zip(ins, outs, strict=True))
+        ]
+
+    def _request(
+        self, rng: random.Random, index: int, isl: int, osl: int, tokenizer: Tokenizer
+    ) -> Request:
+        text, count = random_text(rng, isl, tokenizer)
+        return Request(index=index, prompt=text, prompt_len=count, max_tokens=osl)
+
+    def _extra(self, draw: Draw, tokenizer: Tokenizer) -> Callable[[int], Request]:
+        def request(index: int) -> Request:
+            rng = seeded(draw.seed, "prompts", index)
+            (isl,) = lengths(rng, self.input_len, self.range_ratio, 1)
+            (osl,) = lengths(rng, self.output_len, self.range_ratio, 1)
+            return self._request(rng, index, isl, osl, tokenizer)
+
+        return request
 
     def info(self, draw: Draw) -> DatasetInfo:
         """The provenance block of the result."""
@@ -110,22 +138,35 @@ class PrefixRepetitionSpec(_FlatSpec):
 
     def _requests(self, draw: Draw, n: int, scope: str, tokenizer: Tokenizer) -> list[Request]:
         rng = seeded(draw.seed, scope)
-        prefixes = [random_text(rng, self.prefix_len, tokenizer) for _ in range(self.num_prefixes)]
+        prefixes = self._prefixes(rng, tokenizer)
         order = [i % self.num_prefixes for i in range(n)]
         rng.shuffle(order)
-        out = []
-        for i, which in enumerate(order):
-            prefix, prefix_count = prefixes[which]
-            suffix, suffix_count = random_text(rng, self.suffix_len, tokenizer)
-            out.append(
-                Request(
-                    index=i,
-                    prompt=f"{prefix} {suffix}",
-                    prompt_len=prefix_count + suffix_count,
-                    max_tokens=self.output_len,
-                )
-            )
-        return out
+        return [self._request(rng, i, prefixes[which], tokenizer) for i, which in enumerate(order)]
+
+    def _prefixes(self, rng: random.Random, tokenizer: Tokenizer) -> list[tuple[str, int]]:
+        return [random_text(rng, self.prefix_len, tokenizer) for _ in range(self.num_prefixes)]
+
+    def _request(
+        self, rng: random.Random, index: int, prefix: tuple[str, int], tokenizer: Tokenizer
+    ) -> Request:
+        suffix, suffix_count = random_text(rng, self.suffix_len, tokenizer)
+        return Request(
+            index=index,
+            prompt=f"{prefix[0]} {suffix}",
+            prompt_len=prefix[1] + suffix_count,
+            max_tokens=self.output_len,
+        )
+
+    def _extra(self, draw: Draw, tokenizer: Tokenizer) -> Callable[[int], Request]:
+        # The measured requests' prefixes (drawn first from their stream): extra requests
+        # share them as the planned ones do, with suffixes of their own.
+        prefixes = self._prefixes(seeded(draw.seed, "prompts"), tokenizer)
+
+        def request(index: int) -> Request:
+            rng = seeded(draw.seed, "prompts", index)
+            return self._request(rng, index, rng.choice(prefixes), tokenizer)
+
+        return request
 
     def info(self, draw: Draw) -> DatasetInfo:
         """The provenance block of the result."""

@@ -11,8 +11,6 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from inferx_pipeline.bench.client import base_url
 from inferx_pipeline.bench.result import Acceptance
 from inferx_pipeline.errors import EndpointError
@@ -36,6 +34,10 @@ class MetricsSnapshot:
 
 def parse(text: str, taken_at: float = 0.0) -> MetricsSnapshot:
     """A snapshot from Prometheus text exposition format."""
+    # Imported here: prometheus_client pulls in its HTTP server (~0.1 s), which every load
+    # of the code location would pay for a parser that only a measurement calls.
+    from prometheus_client.parser import text_string_to_metric_families
+
     samples: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:

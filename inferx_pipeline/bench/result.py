@@ -12,7 +12,9 @@ from pydantic import Field
 
 from inferx_pipeline.strict import StrictModel
 
-SCHEMA_VERSION = 1
+# 2: num_prompts is what was measured (a point runs to min_duration_s; the planned count
+# is dataset.num_prompts); min_duration_s added.
+SCHEMA_VERSION = 2
 Status = Literal["ok", "failed", "incomplete"]
 MetadataValue = str | int | float | bool
 
@@ -36,7 +38,10 @@ class DatasetInfo(StrictModel):
     prefix_len: int | None = None
     num_prefixes: int | None = None
     seed: int
-    num_prompts: int
+    num_prompts: int = Field(
+        description="Planned: the least sent (sessions for agentic); requests past it are "
+        "drawn by index from the same seed (a point extended to its minimum duration)."
+    )
     warmup: int
     trace: str | None = Field(default=None, description="Agentic trace path or name.")
 
@@ -97,7 +102,10 @@ class RawResult(StrictModel):
     backend: Literal["openai-chat", "vllm"]
     model_id: str
     tokenizer_id: str
-    num_prompts: int
+    num_prompts: int = Field(
+        description="Measured: prompts sent (sessions for agentic), the planned count "
+        "(dataset.num_prompts) or more to last min_duration_s."
+    )
     request_rate: float | Literal["inf"]
     burstiness: float
     max_concurrency: int | None
@@ -159,6 +167,11 @@ class RawResult(StrictModel):
     status: Status
     stop_reason: Literal["deadline", "interrupted"] | None = Field(
         default=None, description="Why an incomplete run stopped early."
+    )
+    min_duration_s: float | None = Field(
+        default=None,
+        description="The client kept issuing requests until this many seconds passed, s "
+        "(null in schema 1 results).",
     )
     valid: bool
     invalid_reasons: list[str]

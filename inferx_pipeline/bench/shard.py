@@ -82,8 +82,8 @@ async def run_shard(
         await plan.warmup(sender, shape, stop)
         monitor = LoopMonitor()
         async with monitor:
-            records = await plan.measure(sender, shape, stop)
-    return ShardOutcome(records, monitor.load(), stop.reason, plan.planned)
+            extent = await plan.measure(sender, shape, stop)
+    return ShardOutcome(extent.records, monitor.load(), stop.reason, plan.planned, extent.issued)
 
 
 async def _child_main(config: BenchConfig, shard: Shard, barrier: Barrier) -> ShardOutcome:

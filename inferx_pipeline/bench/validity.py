@@ -80,6 +80,7 @@ class RunFacts:
     completed: int
     failed: int
     duration_s: float
+    min_duration_s: float
     stop_reason: str
     intended_isl_mean: float | None
     measured_isl_mean: float | None
@@ -99,13 +100,26 @@ def _length_reason(
     ]
 
 
+def _why_short(rules: ValidityRules, facts: RunFacts) -> str:
+    # A point runs to its minimum by construction; only these three end it sooner.
+    if facts.stop_reason:
+        return f"the run stopped early ({facts.stop_reason})"
+    if facts.min_duration_s < rules.min_duration_s:
+        return (
+            f"the client was asked for {facts.min_duration_s:g} s only; "
+            f"rerun with --min-duration-s {rules.min_duration_s:g} (the default)"
+        )
+    return "requests kept failing, so the client stopped adding more"
+
+
 def invalid_reasons(rules: ValidityRules, facts: RunFacts) -> list[str]:
     """Every rule ``facts`` breaks, as one readable line each (empty = valid)."""
     reasons = []
     if facts.stop_reason:
         reasons.append(
             f"stopped early ({facts.stop_reason}): {facts.completed + facts.failed} "
-            f"of {facts.planned} requests finished"
+            f"requests finished in {facts.duration_s:.2f} s; a full point sends at least "
+            f"{facts.planned} over at least {facts.min_duration_s:g} s"
         )
     if facts.completed == 0:
         reasons.append(f"all {facts.failed} requests failed")
@@ -117,7 +131,7 @@ def invalid_reasons(rules: ValidityRules, facts: RunFacts) -> list[str]:
     if facts.duration_s < rules.min_duration_s:
         reasons.append(
             f"measured for {facts.duration_s:.2f} s, less than the minimum "
-            f"{rules.min_duration_s:g} s; raise --num-prompts"
+            f"{rules.min_duration_s:g} s: {_why_short(rules, facts)}"
         )
     reasons += _length_reason(
         "ISL", rules.isl_tolerance, facts.measured_isl_mean, facts.intended_isl_mean

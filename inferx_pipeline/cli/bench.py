@@ -1,4 +1,8 @@
-"""``inferx bench``: measure one load point of any OpenAI-compatible endpoint."""
+"""``inferx bench``: measure one load point of any OpenAI-compatible endpoint.
+
+The point lasts as the validity rules need: at least ``--num-prompts`` requests and at
+least ``--min-duration-s`` seconds (default: the rules' ``min_duration_s``).
+"""
 
 from __future__ import annotations
 
@@ -60,6 +64,18 @@ def _json_object(text: str | None) -> dict[str, Any]:
     return value
 
 
+def _endpoint(argument: str | None, option: str | None) -> str:
+    if argument and option:
+        raise click.UsageError(
+            f"got the endpoint twice ({argument} and --endpoint {option}); give one of them"
+        )
+    if not (argument or option):
+        raise click.UsageError(
+            "Missing the endpoint: give it as the ENDPOINT argument or --endpoint"
+        )
+    return str(argument or option)
+
+
 def _first_error(err: ValidationError, kind: str) -> str:
     first = err.errors()[0]
     flag = "--" + str(first["loc"][-1]).replace("_", "-") if first["loc"] else ""
@@ -69,7 +85,8 @@ def _first_error(err: ValidationError, kind: str) -> str:
 
 
 @click.command()
-@click.option("--endpoint", required=True, help="Base URL, e.g. http://127.0.0.1:8000.")
+@click.argument("endpoint_argument", metavar="[ENDPOINT]", required=False)
+@click.option("--endpoint", help="Base URL, e.g. http://127.0.0.1:8000 (or as ENDPOINT).")
 @click.option("--model", required=True, help="Model name the server serves.")
 @click.option("--api", type=click.Choice(["chat", "completions"]), default="completions")
 @click.option(
@@ -88,11 +105,19 @@ def _first_error(err: ValidationError, kind: str) -> str:
 @click.option("--think-time-scale", type=float, help="agentic: multiplier on think times.")
 @click.option("--max-turns", type=int, help="agentic: cut sessions at this turn.")
 @click.option("--concurrency", type=int, default=1, show_default=True)
-@click.option("--num-prompts", type=int, help="Measured requests; default concurrency x 10.")
+@click.option(
+    "--num-prompts", type=int, help="Measured requests at least; default concurrency x 10."
+)
 @click.option("--prompts-per-conc", type=int, default=10, show_default=True)
 @click.option("--warmup", type=int, default=0, show_default=True)
 @click.option("--request-rate", type=float, default=float("inf"), help="Poisson req/s.")
 @click.option("--burstiness", type=float, default=1.0, show_default=True)
+@click.option(
+    "--min-duration-s",
+    type=float,
+    help="Keep sending past --num-prompts until this many seconds passed; 0 = no more "
+    "[default: min_duration_s of catalog/bench-validity.yaml].",
+)
 @click.option("--deadline-s", type=float, help="Stop the whole run after this many seconds.")
 @click.option(
     "--idle-timeout-s",
@@ -110,14 +135,18 @@ def _first_error(err: ValidationError, kind: str) -> str:
 @click.option("--processes", type=int, default=1, show_default=True)
 @click.option("--tokenizer", type=click.Path(path_type=Path), help="Local tokenizer.json.")
 @click.option("--result", "result_path", type=click.Path(path_type=Path), help="Write JSON here.")
-def bench(kind: str, result_path: Path | None, **flags: Any) -> None:
-    """Benchmark ENDPOINT with vllm bench serve's metrics; write a RawResult JSON."""
+def bench(kind: str, result_path: Path | None, endpoint_argument: str | None, **flags: Any) -> None:
+    """Benchmark ENDPOINT with vllm bench serve's metrics; write a RawResult JSON.
+
+    ENDPOINT (or --endpoint) is the server's base URL, e.g. http://127.0.0.1:8000.
+    """
     from inferx_pipeline.bench.config import BenchConfig, DatasetSpec
-    from inferx_pipeline.bench.runner import benchmark
+    from inferx_pipeline.bench.runner import benchmark, rules_for
     from inferx_pipeline.bench.summary import summary_table
 
     dataset = {"kind": kind} | {k: flags[k] for k in DATASET_FLAGS if flags[k] is not None}
     options = {k: v for k, v in flags.items() if k not in DATASET_FLAGS and v is not None}
+    options["endpoint"] = _endpoint(endpoint_argument, flags["endpoint"])
     options["metadata"] = parse_metadata(options["metadata"])
     options["chat_template_kwargs"] = _json_object(flags["chat_template_kwargs"])
     try:
@@ -125,6 +154,8 @@ def bench(kind: str, result_path: Path | None, **flags: Any) -> None:
         config = BenchConfig(dataset=spec, **options)
     except ValidationError as err:
         raise click.UsageError(_first_error(err, kind)) from err
+    if flags["min_duration_s"] is None:
+        config = config.model_copy(update={"min_duration_s": rules_for(config).min_duration_s})
     result = benchmark(config)
     if result_path is not None:
         result_path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""``inferx images add|list|history``: image partitions, who runs at each, a recipe's history."""
+"""``inferx images add|list|prune|history``: image partitions, who runs at each, history."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ from inferx_pipeline.defs.partitions import (
     images_by_sku,
     images_name,
     images_of_keys,
+    remove_images,
+    stray_images,
 )
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.changelog import read_changelog
@@ -22,16 +24,18 @@ from inferx_pipeline.images.config import load_registry_config
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import Registries
 from inferx_pipeline.images.tracking import runs_at
-from inferx_pipeline.matrix.partitions import admits, cells_at, ladders
-from inferx_pipeline.plan.build import MatrixRequest, load_matrix
+from inferx_pipeline.matrix.partitions import cells_at, ladders, runnable_cells, runners
+from inferx_pipeline.plan.build import MatrixRequest, checked_matrix, load_matrix
 from inferx_pipeline.recipes.image_history import image_history
 from inferx_pipeline.recipes.loader import LoadedRecipe, load_recipes
 from inferx_pipeline.settings import Settings
 
+STRAY = "(no recipe runs at this image; `inferx images prune` removes it)"
+
 
 @click.group()
 def images() -> None:
-    """Image partitions (per SKU): add engine images to measure, list them."""
+    """Image partitions (per SKU): add engine images to measure, list them, prune strays."""
 
 
 @images.command()
@@ -40,31 +44,25 @@ def images() -> None:
 def add(dagster_home: Path | None, refs: tuple[str, ...]) -> None:
     """Register image references as partitions of the SKUs whose recipes run at them.
 
-    Exits 1 naming a reference that no recipe runs at (no SKU could offer it).
+    Exits 2, adding nothing, naming a reference that no recipe runs at (no SKU could
+    offer it) and what the recipes run instead.
     """
     for ref in refs:
         ImageRef.parse(ref)  # a bad reference is an error before anything is written
     settings = Settings()
     jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
-    cells = cells_at(jobs, refs)
+    cells = runnable_cells(jobs, refs)
     instance = local_instance(dagster_home or settings.dagster_home)
     try:
         new = add_images(instance, cells)
     finally:
         instance.dispose()
     per_sku = images_by_sku(cells)
-    unrun = False
     for ref in refs:
-        skus = sorted(sku for sku, images in per_sku.items() if ref in images)
-        unrun |= not skus
-        if not skus:
-            click.echo(f"{ref}: no recipe runs at this image; not added")
-        for sku in skus:
+        for sku in sorted(sku for sku, images_of_sku in per_sku.items() if ref in images_of_sku):
             added = ref in new.get(sku, ())
             done = f"added as {image_key(ref)}" if added else "already a partition"
             click.echo(f"{ref}: {sku}: {done}")
-    if unrun:
-        click.get_current_context().exit(1)
 
 
 @images.command("list")
@@ -82,11 +80,37 @@ def list_images(dagster_home: Path | None) -> None:
     finally:
         instance.dispose()
     for sku, images_of_sku in sorted(keys.items()):
-        on_sku = [job for job in jobs if job.sku == sku]
         for key, image in sorted(images_of_sku.items()):
-            recipes = sorted({job.recipe_id for job in on_sku if admits(job, image)})
-            runs = ", ".join(recipes) or "(no recipe runs at this image)"
+            runs = ", ".join(runners(jobs, sku, image)) or STRAY
             click.echo(f"{sku}\t{key}\t{image}\t{runs}")
+
+
+@images.command()
+@dagster_home_option
+@click.option("--dry-run", is_flag=True, help="List the stray partitions; remove nothing.")
+def prune(dagster_home: Path | None, dry_run: bool) -> None:
+    """Remove image partitions that no recipe of their SKU runs at (strays).
+
+    Looks at every catalog SKU's image partitions. Their materializations stay (and so do
+    the runs and results measured there). Exits 2, removing nothing, while a recipe is
+    invalid: its images would look like strays.
+    """
+    settings = Settings()
+    jobs = checked_matrix(MatrixRequest(paths=()), settings).jobs
+    skus = [*sorted(cached_catalog(settings.catalog_dir).skus), *ladders(jobs)]
+    instance = local_instance(dagster_home or settings.dagster_home)
+    try:
+        strays = stray_images(instance, skus, jobs)
+        if not dry_run:
+            remove_images(instance, strays)
+    finally:
+        instance.dispose()
+    done = "would remove" if dry_run else "removed"
+    for sku, found in sorted(strays.items()):
+        for key, image in sorted(found.items()):
+            click.echo(f"{sku}\t{key}\t{image}\t{done}")
+    if not strays:
+        click.echo("no stray image partitions")
 
 
 @images.command()

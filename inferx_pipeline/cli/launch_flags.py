@@ -10,6 +10,7 @@ import click
 from pydantic import ValidationError
 
 from inferx_pipeline.engines.sim import SimOptions
+from inferx_pipeline.sim.config import SIM_TIME_SCALE_ENV
 from inferx_pipeline.sweep.launchers import LauncherChoice
 from inferx_pipeline.sweep.report import SweepOptions
 
@@ -64,7 +65,15 @@ def launch_options(command: F) -> F:
         click.option(
             "--max-turns", type=int, default=None, help="Agentic: cut sessions at this turn."
         ),
-        click.option("--time-scale", type=float, default=1.0, show_default=True, help="Simulator."),
+        click.option(
+            "--time-scale",
+            type=float,
+            default=1.0,
+            show_default=True,
+            envvar=SIM_TIME_SCALE_ENV,
+            show_envvar=True,
+            help="Simulator: multiplies its simulated durations (0.05: 20 times faster).",
+        ),
         click.option("--load-time-s", type=float, default=None, help="Simulated model load, s."),
         click.option(
             "--sim-answer-key",

@@ -39,5 +39,4 @@ def materialize(evals: EvalMode, **flags: object) -> None:
     if not jobs:
         raise click.UsageError("the selection matches no job; see `inferx matrix` for the jobs")
     cells = sorted(pinned_cells(jobs), key=str)
-    sweep: dict[str, object] | None = {"evals": evals} if evals != "none" else None
-    run_cells(settings, cells, flags, reason="command-line", sweep=sweep)
+    run_cells(settings, cells, flags, reason="command-line", evals=evals)

@@ -9,6 +9,7 @@ deployment's instance directory, e.g. one holding ``deploy/dagster.yaml``.
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -21,6 +22,7 @@ from rich.table import Table
 
 from inferx_pipeline.cli.bench import EXIT_INTERRUPTED
 from inferx_pipeline.cli.launch_flags import pop_launcher, pop_sweep_options
+from inferx_pipeline.defs.config import SweepConfig
 from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
 from inferx_pipeline.defs.execute import (
     RangeRun,
@@ -33,8 +35,11 @@ from inferx_pipeline.defs.execute import (
 from inferx_pipeline.defs.liveness import fail_dead_runs
 from inferx_pipeline.defs.partitions import add_images
 from inferx_pipeline.defs.resources import LauncherResource
+from inferx_pipeline.defs.upstream import materialize_upstream
+from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.matrix.partitions import Cell
 from inferx_pipeline.settings import Settings
+from inferx_pipeline.sweep.console import print_fitted
 from inferx_pipeline.sweep.signals import interrupt_event
 
 F = TypeVar("F", bound=Callable[..., object])
@@ -74,7 +79,10 @@ def dagster_options(command: F) -> F:
 def _table(runs: Iterable[RangeRun]) -> Table:
     table = Table(title="Dagster runs")
     for column in ("sku", "image", "concurrency", "run", "status", "jobs"):
-        table.add_column(column, overflow="fold")
+        # Short whole values stay whole; a narrow terminal folds the image and counts instead.
+        table.add_column(
+            column, overflow="fold", no_wrap=column in ("concurrency", "run", "status")
+        )
     for run in runs:
         concs = run.cells.concs
         span = str(concs[0]) if len(concs) == 1 else f"{concs[0]}..{concs[-1]}"
@@ -90,19 +98,23 @@ def run_cells(
     *,
     reason: str,
     tags: dict[str, str] | None = None,
-    sweep: dict[str, object] | None = None,
+    evals: EvalMode = "none",
 ) -> None:
     """Run (or queue) ``cells`` as the shared flags say; print the runs and the site path.
 
-    ``sweep`` is the sweep asset config of every run (e.g. its eval mode). Exits 1 when a
+    The point-size flags and ``evals`` become every run's sweep asset config, the launcher
+    flags the ``launcher`` resource's config of runs here (a deployment keeps its own
+    launcher). Exits 1 when a
     run failed (its outcomes are still recorded and published), 130 when SIGINT or
     SIGTERM stopped the runs here (what they recorded is kept; nothing is published).
-    Runs of this instance whose process died are marked failed first (``defs.liveness``).
+    Runs of this instance whose process died are marked failed first (``defs.liveness``),
+    then the upstream assets are brought up to date (``defs.upstream``).
     """
     webserver = flags.pop("webserver")
     home = flags.pop("dagster_home")
     publish = bool(flags.pop("publish"))
-    launcher = LauncherResource.of(pop_launcher(flags), pop_sweep_options(flags))
+    launcher = LauncherResource.of(pop_launcher(flags))
+    sweep = SweepConfig.choices(pop_sweep_options(flags), evals)
     ladder_of = sku_ladders(settings)
     console = Console()
     if isinstance(webserver, str):
@@ -114,7 +126,7 @@ def run_cells(
                 instance.dispose()
         client = graphql_client(webserver)
         queued = submit_cells(client, cells, ladder_of, reason=reason, tags=tags, sweep=sweep)
-        console.print(_table(queued))
+        print_fitted(console, _table(queued), os.environ)
         return
     # Dagster flags pools and single-run backfills as beta on every load; we use them on purpose.
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
@@ -126,6 +138,13 @@ def run_cells(
     for run_id in fail_dead_runs(instance, by=f"`{command}`"):
         console.print(f"run {run_id}: its process is gone; marked FAILURE")
     with interrupt_event() as stop:
+        upstream = materialize_upstream(defs, instance, settings)
+        if upstream is not None and upstream.interrupted:
+            stop.set()  # the signal went to the upstream run's step: start no sweep
+        elif upstream is not None and not upstream.success:
+            click.echo(
+                f"upstream run {upstream.run_id} failed (see its log); sweeping on", err=True
+            )
         runs = run_cells_in_process(
             defs,
             instance,
@@ -137,7 +156,7 @@ def run_cells(
             sweep=sweep,
             stop=stop,
         )
-    console.print(_table(runs))
+    print_fitted(console, _table(runs), os.environ)
     if stop.is_set() or any(run.interrupted for run in runs):
         click.echo("interrupted: later runs not started, nothing published", err=True)
         click.get_current_context().exit(EXIT_INTERRUPTED)

@@ -6,6 +6,8 @@ Eval jobs (``--evals``, ``--evals-only``, ``--all-evals``) are scored by lm-eval
 ``INFERX_LM_EVAL_PYTHON`` (default: the venv ``scripts/lm-eval-env`` caches).
 With ``--launcher docker`` the Docker hosts come from the runner pools (``--pools``,
 default ``deploy/runner-pools.yaml`` when present, else one pool on ``DOCKER_HOST``).
+``--format json`` prints one ``SweepSummary`` document on stdout and nothing else (the
+progress goes to stderr); the exit status is the same as with the table.
 """
 
 from __future__ import annotations
@@ -24,27 +26,37 @@ from inferx_pipeline.matrix.evals import EvalMode
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
-from inferx_pipeline.sweep.console import RichProgress, counts_line, summary_table
+from inferx_pipeline.sweep.console import RichProgress, counts_line, print_fitted, summary_table
 from inferx_pipeline.sweep.evaluate import eval_setup
 from inferx_pipeline.sweep.runner import run_sweep
 from inferx_pipeline.sweep.signals import terminate_as_interrupt
 from inferx_pipeline.sweep.status import load_policy
+from inferx_pipeline.sweep.summary import fields_help, summarize
 
 
-@click.command()
+@click.command(epilog=fields_help())
 @selection_options
 @eval_flags
 @launch_options
 @click.option("--fail-fast", is_flag=True, help="Cancel the rest after the first failure.")
 @click.option("--point-deadline-s", type=float, default=None, help="Cut one point after this.")
 @click.option("--artifacts-dir", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table: a summary table; json: one JSON document (fields below), progress on stderr.",
+)
 def sweep(
     paths: tuple[Path, ...],
     evals: EvalMode,
     artifacts_dir: Path | None,
+    fmt: str,
     **flags: object,
 ) -> None:
-    """Run the selected jobs (default: all of recipes/) and print a summary table."""
+    """Run the selected jobs (default: all of recipes/) and print a summary (table or JSON)."""
     settings = Settings()
     selection = pop_selection(flags)
     jobs = build_matrix(MatrixRequest(paths=paths, selection=selection, evals=evals), settings)
@@ -54,19 +66,23 @@ def sweep(
     backend = launcher.source(
         settings, run_id=run_id, skus={job.sku for job in jobs}, environ=os.environ
     )
-    console = Console()
+    store = ArtifactStore(artifacts_dir or settings.artifacts_dir)
+    console = Console(stderr=fmt == "json")  # stdout holds the JSON document alone
     with terminate_as_interrupt(), RichProgress(console) as progress:
         report = run_sweep(
             jobs,
             backend=backend,
-            artifacts=ArtifactStore(artifacts_dir or settings.artifacts_dir),
+            artifacts=store,
             policy=load_policy(settings.catalog_dir),
             options=options,
             progress=progress,
             run_id=run_id,
             evals=eval_setup(settings) if any(job.run_eval for job in jobs) else None,
         )
-    console.print(summary_table(report))
-    console.print(counts_line(report))
+    if fmt == "json":
+        click.echo(summarize(report, store).model_dump_json(indent=2))
+    else:
+        print_fitted(console, summary_table(report), os.environ)
+        console.print(counts_line(report))
     if not report.ok:
         click.get_current_context().exit(130 if "cancelled" in report.counts() else 1)

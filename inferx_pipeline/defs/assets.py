@@ -10,23 +10,31 @@ A sweep run over several partitions measures every cell of the run in one
 partition then shows its own cell's numbers (``defs/cells.py``). The run config's eval
 mode adds the cells' eval jobs, scored by lm-eval (the ``evals`` resource) after their
 throughput points, or alone (evals-only), exactly as ``inferx sweep`` does; the sweep
-asset's ``eval_thresholds`` check fails with each eval job below its threshold. A run in
-which any job
-fails still records every outcome (nothing measured is lost), then fails, so its
-partitions show as failed and a retry measures only what is missing (good points are
-reused).
+asset's ``eval_thresholds`` check fails with each real eval job below its threshold and
+warns when all of them are simulated (``defs/checks.py``). A run in which any job fails
+still records every outcome (nothing measured is lost), then fails, so its partitions
+show as failed and a retry measures only what is missing (good points are reused).
+
+A sweep asset's kinds name its SKU's vendor (``cpu`` for a CPU host) and its code
+version is its jobs' fingerprints (``jobs_version``): a recipe change that alters a job
+changes it, a new run of the same jobs does not. The upstream assets' data versions are
+hashes of their content (``defs/versions.py``), so re-materializing unchanged recipes,
+curves or matrix leaves every cell fresh.
 """
 
 # No `from __future__ import annotations`: Dagster reads these annotations at run time.
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from inferx_pipeline.catalog import cached_catalog
+from inferx_pipeline.bench.validity import ValidityRules, load_rules
+from inferx_pipeline.catalog import Vendor, cached_catalog
 from inferx_pipeline.defs import metadata
-from inferx_pipeline.defs.cells import cell_metadata, outcomes_by_cell
-from inferx_pipeline.defs.config import SweepConfig, missing_reason, run_tags
+from inferx_pipeline.defs.cells import cell_metadata, outcomes_by_cell, point_metadata
+from inferx_pipeline.defs.checks import SIMULATED_EVALS, BelowThreshold, threshold_check
+from inferx_pipeline.defs.config import PointSize, SweepConfig, missing_reason, run_tags
 from inferx_pipeline.defs.partitions import (
     add_images,
     cells_of,
@@ -40,6 +48,7 @@ from inferx_pipeline.defs.resources import (
     ResultsResource,
 )
 from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
+from inferx_pipeline.defs.versions import tree_version
 from inferx_pipeline.errors import ImageRefError
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.refs import ImageRef
@@ -52,9 +61,10 @@ from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.groups import ServerGroup
 from inferx_pipeline.sweep.report import JobOutcome, SweepOptions, SweepReport
-from inferx_pipeline.sweep.runner import run_sweep
+from inferx_pipeline.sweep.reuse import policy_version
+from inferx_pipeline.sweep.runner import VALIDITY_FILE, run_sweep
 from inferx_pipeline.sweep.sanity import check_points
-from inferx_pipeline.sweep.status import load_policy
+from inferx_pipeline.sweep.status import SweepPolicy, load_policy
 
 if TYPE_CHECKING:  # see LAZY
     from inferx_pipeline.results.store import ResultStore
@@ -69,6 +79,12 @@ SWEEP_MATRIX = dg.AssetKey("sweep_matrix")
 NORMALIZED_RESULTS = dg.AssetKey("normalized_results")
 LEADERBOARD = dg.AssetKey("leaderboard")
 OWNERS = ["team:inference-benchmarks"]
+# A sweep asset's kinds by its SKU's vendor (catalog/skus.yaml); "none" is a CPU host.
+KINDS: Mapping[Vendor, frozenset[str]] = {
+    "nvidia": frozenset({"python", "nvidia", "gpu"}),
+    "amd": frozenset({"python", "amd", "gpu"}),
+    "none": frozenset({"python", "cpu"}),
+}
 # LAZY: the results assets import the results store and the site builder (SQLAlchemy,
 # alembic, pandas, plotly) in their bodies. Every run's worker loads this module, and a
 # sweep run needs none of them: importing them cost ~2 s of each click-to-start.
@@ -77,6 +93,16 @@ OWNERS = ["team:inference-benchmarks"]
 def sweep_key(sku: str) -> dg.AssetKey:
     """The sweep asset of ``sku``: ``sweep/<sku>``."""
     return dg.AssetKey(["sweep", sku])
+
+
+def jobs_version(jobs: Iterable[BenchmarkJob]) -> str:
+    """A short hash of the distinct fingerprints of ``jobs``: a sweep asset's code version.
+
+    Changes when a recipe change alters what any of the jobs measures (engine, flags,
+    scenario, ...), not with the run that measured them nor with the concurrency ladder.
+    """
+    fingerprints = sorted({job.fingerprint for job in jobs})
+    return hashlib.sha256("\n".join(fingerprints).encode()).hexdigest()[:16]
 
 
 def pool_name(sku: str) -> str:
@@ -111,14 +137,21 @@ def recipes(project: ProjectResource) -> dg.MaterializeResult:
         severity=dg.AssetCheckSeverity.ERROR,
         metadata=metadata.policy_metadata(loaded),
     )
-    return dg.MaterializeResult(metadata=metadata.recipe_metadata(loaded), check_results=[check])
+    return dg.MaterializeResult(
+        metadata=metadata.recipe_metadata(loaded),
+        check_results=[check],
+        data_version=dg.DataVersion(tree_version(settings.recipes_dir)),
+    )
 
 
 @dg.asset(key=GOLDEN_CURVES, deps=[RECIPES], group_name="recipes", owners=OWNERS, kinds={"yaml"})
 def golden_curves(project: ProjectResource) -> dg.MaterializeResult:
     """The golden acceptance-length curves, with provenance and content hashes."""
-    golden = load_golden(project.settings().golden_dir)
-    return dg.MaterializeResult(metadata=metadata.curve_metadata(golden))
+    golden_dir = project.settings().golden_dir
+    return dg.MaterializeResult(
+        metadata=metadata.curve_metadata(load_golden(golden_dir)),
+        data_version=dg.DataVersion(tree_version(golden_dir)),
+    )
 
 
 @dg.asset(
@@ -132,7 +165,10 @@ def sweep_matrix(
     cells = pinned_cells(matrix.jobs)
     add_images(context.instance, sorted(cells, key=str))
     images = sorted({cell.image for cell in cells})
-    return dg.MaterializeResult(metadata=metadata.matrix_metadata(matrix.jobs, images))
+    return dg.MaterializeResult(
+        metadata=metadata.matrix_metadata(matrix.jobs, images),
+        data_version=dg.DataVersion(jobs_version(matrix.jobs)),
+    )
 
 
 class LogProgress:
@@ -174,12 +210,26 @@ def _record_how(
     context: dg.AssetExecutionContext,
     sku: str,
     project: ProjectResource,
-    launcher: LauncherResource,
-    options: SweepOptions,
+    point: PointSize,
 ) -> None:
     """Tag the run with how it measures, whatever launched it (UI, sensor, CLI)."""
-    tags = run_tags(sku=sku, launcher=launcher.kind, root=project.root, options=options)
+    tags = run_tags(sku=sku, root=project.root, point=point)
     context.instance.add_run_tags(context.run.run_id, {**tags, **missing_reason(context.run.tags)})
+
+
+def _point_size(
+    settings: Settings, options: SweepOptions, launcher: LauncherResource, policy: SweepPolicy
+) -> tuple[PointSize, ValidityRules]:
+    """How big this run's points are, with the validity rules that judge them."""
+    rules = load_rules(settings.catalog_dir / VALIDITY_FILE)
+    version = policy_version(policy, rules)
+    point = PointSize(
+        options=options,
+        launcher=launcher.kind,
+        policy_version=version,
+        min_duration_s=rules.min_duration_s,
+    )
+    return point, rules
 
 
 def _measure(
@@ -191,23 +241,24 @@ def _measure(
     evals: EvalsResource,
 ) -> dg.MaterializeResult:
     settings = _settings_for_run(context, project)
-    options = config.options(launcher.options())
-    _record_how(context, sku, project, launcher, options)
+    policy = load_policy(settings.catalog_dir)
+    point, rules = _point_size(settings, config.options(), launcher, policy)
+    _record_how(context, sku, project, point)
     keyed = cells_of(context.instance, sku, context.partition_keys)
     cells = list(keyed.values())
     _check_images(sku, cells)
     request = MatrixRequest(paths=(), selection=Selection(skus=(sku,)), evals=config.evals)
     jobs = cell_jobs(load_matrix(request, settings).jobs, cells)
     artifacts = project.artifacts()
-    policy = load_policy(settings.catalog_dir)
     report = run_sweep(
         jobs,
         backend=launcher.source(settings, run_id=context.run.run_id, skus=[sku]),
         artifacts=artifacts,
         policy=policy,
-        options=options,
+        options=point.options,
         progress=LogProgress(context.log),
         run_id=context.run.run_id,
+        validity=rules,
         evals=evals.setup(settings) if any(job.run_eval for job in jobs) else None,
     )
     shown = metadata.sweep_metadata(report, jobs, cells, artifacts)
@@ -222,7 +273,7 @@ def _measure(
             ),
             metadata=shown,
         )
-    _show_cells(context, keyed, jobs, report, artifacts)
+    _show_cells(context, keyed, jobs, report, artifacts, point)
     problems = check_points(report, jobs, policy)
     check = dg.AssetCheckResult(
         check_name=SANITY_CHECK,
@@ -242,19 +293,20 @@ def _measure(
 
 
 def _eval_scores(report: SweepReport) -> dg.AssetCheckResult:
-    """Fails with each eval job of the run whose score is below its threshold."""
+    """Each eval job of the run below its threshold: fails, or warns when all are simulated."""
     scored = [(o.job_id, o.eval) for o in report.outcomes if o.eval is not None]
-    below = [(job, e.task, e.exact_match, e.threshold) for job, e in scored if not e.passed]
-    return dg.AssetCheckResult(
-        check_name=EVAL_CHECK,
-        passed=not below,
-        metadata={
-            "below_threshold": dg.MetadataValue.md(
-                metadata.markdown_table(("eval job", "task", "score", "threshold"), below)
-            ),
-            "scored_jobs": dg.MetadataValue.int(len(scored)),
-        },
-    )
+    below = [
+        BelowThreshold(
+            job=job,
+            task=e.task,
+            score=e.exact_match,
+            threshold=e.threshold,
+            simulated=bool(e.metadata.get("simulated")),
+        )
+        for job, e in scored
+        if not e.passed
+    ]
+    return threshold_check(EVAL_CHECK, below, {"scored_jobs": len(scored)})
 
 
 def _check_images(sku: str, cells: Sequence[Cell]) -> None:
@@ -282,16 +334,25 @@ def _show_cells(
     jobs: Sequence[BenchmarkJob],
     report: SweepReport,
     artifacts: ArtifactStore,
+    point: PointSize,
 ) -> None:
     """Give each partition of the run (by the run's own keys) its own cell's metadata."""
     key_of = {cell: key for key, cell in keyed.items()}
     for cell, outcomes in outcomes_by_cell(list(key_of), jobs, report.outcomes).items():
         shown = cell_metadata(cell, outcomes, artifacts, context.instance.has_run)
+        shown |= point_metadata(point, cell.conc)
         context.add_asset_metadata(shown, partition_key=key_of[cell])
 
 
-def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
-    """The sweep asset of one SKU, partitioned by concurrency (``ladder``) x image."""
+def sweep_asset(
+    sku: str, ladder: Sequence[int], *, vendor: Vendor, code_version: str
+) -> dg.AssetsDefinition:
+    """The sweep asset of one SKU, partitioned by concurrency (``ladder``) x image.
+
+    Its kinds name the SKU's ``vendor`` (``KINDS``); ``code_version`` is ``jobs_version``
+    of the SKU's jobs, so each materialization records the recipes it measured, not the
+    run id (Dagster's stand-in for an asset without one).
+    """
     key = sweep_key(sku)
 
     @dg.asset(
@@ -302,7 +363,8 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
         pool=pool_name(sku),
         group_name="sweeps",
         owners=OWNERS,
-        kinds={"python", "gpu"},
+        kinds=set(KINDS[vendor]),
+        code_version=code_version,
         tags={"inferx/sku": sku},
         description=(
             f"Benchmark points on {sku}: partition (conc, image) measures the {sku} jobs at "
@@ -317,7 +379,8 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
             dg.AssetCheckSpec(
                 EVAL_CHECK,
                 asset=key,
-                description="Every eval job of the run reaches its threshold (none: passes).",
+                description="Every eval job of the run reaches its threshold (none: passes). "
+                + SIMULATED_EVALS,
             ),
         ],
     )
@@ -334,23 +397,24 @@ def sweep_asset(sku: str, ladder: Sequence[int]) -> dg.AssetsDefinition:
 
 
 def _eval_check(store: "ResultStore") -> dg.AssetCheckResult:
-    """Fails with each configuration whose newest eval is below its threshold."""
+    """Each configuration whose newest eval is below its threshold: fails, or warns when
+    all of them are simulated."""
     from inferx_pipeline.results.evals import read_evals  # see LAZY
     from inferx_pipeline.results.gate import below_threshold
 
     evals = read_evals(store)
-    below = below_threshold(evals)
-    rows = below[["job_id", "task", "exact_match", "threshold"]].itertuples(index=False)
-    return dg.AssetCheckResult(
-        check_name=EVAL_CHECK,
-        passed=below.empty,
-        metadata={
-            "below_threshold": dg.MetadataValue.md(
-                metadata.markdown_table(("eval job", "task", "score", "threshold"), rows)
-            ),
-            "scored_configurations": dg.MetadataValue.int(len(evals)),
-        },
-    )
+    rows = below_threshold(evals).to_dict("records")
+    below = [
+        BelowThreshold(
+            job=str(row["job_id"]),
+            task=str(row["task"]),
+            score=float(row["exact_match"]),
+            threshold=float(row["threshold"]),
+            simulated=bool(row["simulated"]),
+        )
+        for row in rows
+    ]
+    return threshold_check(EVAL_CHECK, below, {"scored_configurations": len(evals)})
 
 
 def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinition]:
@@ -366,7 +430,8 @@ def results_assets(sweep_keys: Sequence[dg.AssetKey]) -> list[dg.AssetsDefinitio
             dg.AssetCheckSpec(
                 EVAL_CHECK,
                 asset=NORMALIZED_RESULTS,
-                description="Every configuration's newest eval score reaches its threshold.",
+                description="Every configuration's newest eval score reaches its threshold. "
+                + SIMULATED_EVALS,
             )
         ],
     )

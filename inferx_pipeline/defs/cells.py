@@ -7,7 +7,9 @@ draws throughput and latency over images and concurrencies; a table with a schem
 lists every job of the cell; a reused point links the Dagster run that measured it. A
 cell with eval jobs carries their scores: a table of each, and the lowest one's numbers
 (what the threshold judges: exact match and standard error per filter, documents, task,
-threshold, passed).
+threshold, passed). Every cell says how big its points were: the run's prompts per
+concurrency, the cell's number of prompts, the validity policy version and minimum
+duration, the launcher; and the headline result's measured prompts and seconds.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable, Sequence
 import dagster as dg
 
 from inferx_pipeline.bench.result import RawResult
+from inferx_pipeline.defs.config import PointSize
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell
@@ -163,6 +166,8 @@ def cell_metadata(
     shown |= {name: dg.MetadataValue.float(v) for name, v in _floats(result, job.gpus).items()}
     shown |= {
         "headline_job": dg.MetadataValue.text(outcome.job_id),
+        "measured_prompts": dg.MetadataValue.int(result.num_prompts),
+        "measured_s": dg.MetadataValue.float(round(result.duration, 3)),
         "simulated": dg.MetadataValue.bool(bool(result.metadata.get("simulated"))),
         "reused": dg.MetadataValue.bool(outcome.status == "reused"),
         "artifacts": dg.MetadataValue.path(_result_path(outcome, artifacts)),
@@ -177,6 +182,18 @@ def cell_metadata(
             else dg.MetadataValue.text(f"sweep run {source}")
         )
     return shown
+
+
+def point_metadata(point: PointSize, conc: int) -> dict[str, dg.MetadataValue]:
+    """How big the cell's points were asked to be (at concurrency ``conc``), by which
+    launcher, judged under which validity policy: a demo-sized point shows as one."""
+    return {
+        "prompts_per_conc": dg.MetadataValue.int(point.options.prompts_per_conc),
+        "num_prompts": dg.MetadataValue.int(point.prompts_at(conc)),
+        "validity_policy": dg.MetadataValue.text(point.policy_version),
+        "min_duration_s": dg.MetadataValue.float(point.min_duration_s),
+        "launcher": dg.MetadataValue.text(point.launcher),
+    }
 
 
 def outcomes_by_cell(

@@ -39,6 +39,7 @@ from inferx_pipeline.defs.assets import (
     RECIPES,
     SWEEP_MATRIX,
     golden_curves,
+    jobs_version,
     recipes,
     results_assets,
     sweep_asset,
@@ -58,6 +59,7 @@ from inferx_pipeline.defs.run_sensors import dead_runs_sensor, failure_sensor, p
 from inferx_pipeline.defs.sensors import curve_sensor, git_sensor, image_sensor
 from inferx_pipeline.images.config import load_registry_config
 from inferx_pipeline.images.registry import Registries
+from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import ladders
 from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.settings import Settings
@@ -68,17 +70,33 @@ UPSTREAM = (RECIPES, GOLDEN_CURVES, SWEEP_MATRIX)
 # Missing, not being made, and not just failed (no retry loop on a broken checkout). Not
 # `on_missing()`: that fires only for assets that become missing after it is first
 # evaluated, never for the never-materialized assets of a fresh instance.
+# The label names the condition in the UI's evaluation of each asset.
 WHEN_MISSING = (
     dg.AutomationCondition.missing()
     & ~dg.AutomationCondition.in_progress()
     & ~dg.AutomationCondition.execution_failed()
+).with_label("missing, not in progress, its last run did not fail")
+
+# Shown in the UI, whose "Preview tick result" Dagster 1.13 disables for automation
+# sensors (their ticks run in the daemon; a dry run raises NotImplementedError).
+MISSING_UPSTREAM_DESCRIPTION = (
+    "Materializes recipes, golden_curves and sweep_matrix, in one run, when one is missing, "
+    "not in progress and its last run did not fail (an asset whose run failed waits for a "
+    "materialization by hand: that run's log says why). Evaluated by the Dagster daemon, "
+    "so it has no tick preview; each evaluation, with the condition's result per asset, is "
+    "in this sensor's tick history and on each asset's Automation tab."
 )
 
 
 def sku_ladders(settings: Settings) -> dict[str, tuple[int, ...]]:
     """Catalog SKUs (catalog order) that valid recipes run on -> their concurrencies."""
-    matrix = load_matrix(MatrixRequest(paths=()), settings)
-    found = ladders(matrix.jobs)
+    return _catalog_ladders(load_matrix(MatrixRequest(paths=()), settings).jobs, settings)
+
+
+def _catalog_ladders(
+    jobs: Sequence[BenchmarkJob], settings: Settings
+) -> dict[str, tuple[int, ...]]:
+    found = ladders(jobs)
     catalog = cached_catalog(settings.catalog_dir)
     return {sku: found[sku] for sku in catalog.skus if sku in found}
 
@@ -113,12 +131,23 @@ def build_definitions(
 ) -> dg.Definitions:
     """Every asset, check, job and sensor of the project at ``settings``.
 
-    ``resources`` replace the defaults by key (tests pass fakes and small sweeps);
-    ``ladder_of`` is ``sku_ladders(settings)`` when the caller has it already.
+    ``resources`` replace the defaults by key (tests pass fakes and fast simulators);
+    ``ladder_of`` replaces the SKU ladders (default: ``sku_ladders(settings)``). Each sweep
+    asset's kinds come from its SKU's vendor, its code version from its jobs' fingerprints.
     """
-    ladder_of = ladder_of if ladder_of is not None else sku_ladders(settings)
+    matrix_jobs = load_matrix(MatrixRequest(paths=()), settings).jobs
+    ladder_of = ladder_of if ladder_of is not None else _catalog_ladders(matrix_jobs, settings)
     skus = list(ladder_of)
-    sweeps = [sweep_asset(sku, ladder) for sku, ladder in ladder_of.items()]
+    catalog = cached_catalog(settings.catalog_dir)
+    sweeps = [
+        sweep_asset(
+            sku,
+            ladder,
+            vendor=catalog.skus[sku].vendor,
+            code_version=jobs_version(job for job in matrix_jobs if job.sku == sku),
+        )
+        for sku, ladder in ladder_of.items()
+    ]
     jobs = [sweep_job(sku) for sku in skus]
     upstream = [
         asset.with_attributes(automation_condition=WHEN_MISSING)
@@ -144,7 +173,7 @@ def build_definitions(
                 target=dg.AssetSelection.assets(*UPSTREAM),
                 default_status=dg.DefaultSensorStatus.RUNNING,
                 minimum_interval_seconds=10,
-                description="Materializes recipes, golden_curves and sweep_matrix when missing.",
+                description=MISSING_UPSTREAM_DESCRIPTION,
             ),
         ],
         resources={**default_resources(settings), **(resources or {})},

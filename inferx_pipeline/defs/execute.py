@@ -155,7 +155,7 @@ def _shown(metadata: Mapping[str, dg.MetadataValue]) -> tuple[int | None, dict[s
 INTERRUPT_ERRORS = frozenset({"DagsterExecutionInterruptedError", "KeyboardInterrupt"})
 
 
-def _interrupt_error(event: dg.DagsterEvent) -> bool:
+def interrupt_error(event: dg.DagsterEvent) -> bool:
     """Whether ``event`` is a step or run failure raised by SIGINT or SIGTERM."""
     if event.is_step_failure:
         error = event.step_failure_data.error
@@ -181,7 +181,7 @@ def _outcome(cell_range: CellRange, result: dg.ExecuteInProcessResult) -> RangeR
                 counts = Counter(failed)
     status = "SUCCESS" if result.success else "FAILURE"
     # A cancelled job: the sweep was cut by the signal (or a job was cancelled from outside).
-    interrupted = "cancelled" in counts or any(_interrupt_error(e) for e in result.all_events)
+    interrupted = "cancelled" in counts or any(interrupt_error(e) for e in result.all_events)
     return RangeRun(
         cells=cell_range,
         run_id=result.run_id,
@@ -297,9 +297,9 @@ def submit_cells(
 ) -> list[RangeRun]:
     """Queue one run per rectangle of ``cells`` on a deployment (its daemon launches them).
 
-    ``config`` is the runs' run config (e.g. the launcher resource's point sizes), ``sweep``
-    their sweep asset config. The image partitions must exist there (``inferx images add``
-    against its instance).
+    ``config`` is the runs' run config (e.g. a ``launcher`` resource's config), ``sweep``
+    their sweep asset config (point sizes, eval mode). The image partitions must exist
+    there (``inferx images add`` against its instance).
     """
     runs = []
     for cell_range in covering_ranges(cells, ladder_of):

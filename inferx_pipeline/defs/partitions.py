@@ -4,9 +4,12 @@ Dagster allows two dimensions per asset, so the SKU is the asset (one per SKU) a
 its partitions are ``conc`` (the SKU's concurrencies, from the recipes at load time)
 x ``image``. Each SKU has its own set of image partitions (``images_<sku>``), so a
 SKU's asset offers only images added for it: the sensors, ``inferx images add`` and
-the ``sweep_matrix`` asset add an image to the SKUs whose recipes run at it. Keys are
-built with ``dg.MultiPartitionKey``, never by hand (the key string orders dimensions by
-name).
+the ``sweep_matrix`` asset add an image to the SKUs whose recipes run at it, and to no
+other (``inferx images add`` refuses an image no recipe runs at). A partition no recipe
+of its SKU runs at any more (a recipe repinned or removed since) is a stray:
+``stray_images`` finds them, ``remove_images`` (``inferx images prune``) deletes them.
+Keys are built with ``dg.MultiPartitionKey``, never by hand (the key string orders
+dimensions by name).
 
 An image's key is short enough to read in the UI and on plot axes: the last component
 of its repository and its tag, hex runs of 16+ characters cut to 12
@@ -22,13 +25,14 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import dagster as dg
 
 from inferx_pipeline.errors import ImageRefError
 from inferx_pipeline.images.refs import ImageRef
-from inferx_pipeline.matrix.partitions import Cell, CellRange
+from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.matrix.partitions import Cell, CellRange, runners
 
 CONC = "conc"
 IMAGE = "image"
@@ -155,6 +159,35 @@ def add_images(instance: dg.DagsterInstance, cells: Iterable[Cell]) -> dict[str,
         if fresh:
             new[sku] = [image for _, image in fresh]
     return new
+
+
+def stray_images(
+    instance: dg.DagsterInstance, skus: Iterable[str], jobs: Sequence[BenchmarkJob]
+) -> dict[str, dict[str, str]]:
+    """Per SKU of ``skus``, its image partitions (key -> reference) none of its jobs run at.
+
+    Such a partition offers cells that would measure nothing: a recipe repinned or removed
+    since the image was added, or a key typed into the UI. SKUs without any are left out.
+    """
+    found: dict[str, dict[str, str]] = {}
+    for sku in dict.fromkeys(skus):
+        keys = instance.get_dynamic_partitions(images_name(sku))
+        of_key = images_of_keys(instance, sku, keys)
+        strays = {key: of_key[key] for key in keys if not runners(jobs, sku, of_key[key])}
+        if strays:
+            found[sku] = strays
+    return found
+
+
+def remove_images(instance: dg.DagsterInstance, strays: Mapping[str, Iterable[str]]) -> None:
+    """Delete each SKU's image partitions ``strays`` names (keys); idempotent.
+
+    Materializations at those keys stay in the event log, and so does each key's record
+    (key -> reference), so runs and results already made there still read their image.
+    """
+    for sku, keys in strays.items():
+        for key in keys:
+            instance.delete_dynamic_partition(images_name(sku), key)
 
 
 def add_requests(

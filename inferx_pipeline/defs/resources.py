@@ -21,7 +21,6 @@ from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.backends import BackendSource
 from inferx_pipeline.sweep.evaluate import EvalSetup, eval_setup
 from inferx_pipeline.sweep.launchers import LauncherChoice
-from inferx_pipeline.sweep.report import SweepOptions
 
 
 class ProjectResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
@@ -60,7 +59,9 @@ class ResultsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # gen
 
 
 class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
-    """How sweep partitions are measured: the launcher and the size of each point."""
+    """Where sweep servers start, for every run of the deployment: the launcher and its
+    simulator settings. How big each point is (prompts, seed, reuse) is the sweep asset's
+    run config, chosen per run."""
 
     kind: str = Field(
         default="sim",
@@ -71,27 +72,29 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
         default=None,
         description="Docker: runner-pools YAML; Slurm: a kind: slurm pools file (required).",
     )
-    host_file: str | None = Field(default=None, description="Local: programs and model store.")
+    host_file: str | None = Field(
+        default=None, description="Local: engine programs and model store of this host."
+    )
     sim_image: str | None = Field(
         default=None, description="Docker, Slurm: run this simulator image, not the engines."
     )
-    time_scale: float = Field(default=1.0, description="Simulator: multiplies simulated time.")
-    load_time_s: float | None = Field(default=None, description="Simulator: model-load wait, s.")
-    answer_key: str | None = Field(
-        default=None, description="Simulator: answer evals from this key (default filler)."
+    time_scale: float = Field(
+        default=1.0, description="Simulator: multiplies simulated time (0.02: 50x faster)."
     )
-    answer_share: float = Field(default=1.0, description="Simulator: answer-key share right.")
-    prompts_per_conc: int = Field(default=10, description="Requests per unit of concurrency.")
-    num_prompts: int | None = Field(default=None, description="Fixed requests per point (smoke).")
-    max_turns: int | None = Field(default=None, description="Agentic: cut sessions at this turn.")
-    think_time_scale: float = Field(default=1.0, description="Agentic: think-time multiplier.")
-    seed: int = Field(default=0, description="Dataset seed: same seed, same requests.")
-    warmup_prompts: int = Field(default=0, description="Requests sent once after health.")
-    force: bool = Field(default=False, description="Measure points that have a good result.")
+    load_time_s: float | None = Field(
+        default=None, description="Simulator: model-load wait, s (none: the simulator's)."
+    )
+    answer_key: str | None = Field(
+        default=None,
+        description="Simulator: answer evals from this answer-key file (none: filler, scoring 0).",
+    )
+    answer_share: float = Field(
+        default=1.0, description="Simulator: share of the answer key answered right."
+    )
 
     @classmethod
-    def of(cls, choice: LauncherChoice, options: SweepOptions) -> LauncherResource:
-        """The resource for a launcher and point sizes given as library models."""
+    def of(cls, choice: LauncherChoice) -> LauncherResource:
+        """The resource for a launcher given as the library's model."""
         return cls(
             kind=choice.kind,
             pools_file=str(choice.pools_file) if choice.pools_file else None,
@@ -101,19 +104,12 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
             load_time_s=choice.sim.load_time_s,
             answer_key=str(choice.sim.answer_key) if choice.sim.answer_key else None,
             answer_share=choice.sim.answer_share,
-            prompts_per_conc=options.prompts_per_conc,
-            num_prompts=options.num_prompts,
-            max_turns=options.max_turns,
-            think_time_scale=options.think_time_scale,
-            seed=options.seed,
-            warmup_prompts=options.warmup_prompts,
-            force=options.force,
         )
 
     def run_config(self) -> dict[str, object]:
         """Run config setting every field of this resource on the ``launcher`` resource.
 
-        How a command passes its options to a run: through run config (recorded with the
+        How a command passes its launcher to a run: through run config (recorded with the
         run, shown in the launchpad), not through definitions built per process, whose job
         snapshots would then differ from the code location's and make the UI warn of a
         different job version on re-execution.
@@ -138,29 +134,17 @@ class LauncherResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # ge
             }
         )
 
-    def options(self) -> SweepOptions:
-        """How each point is measured."""
-        return SweepOptions(
-            prompts_per_conc=self.prompts_per_conc,
-            num_prompts=self.num_prompts,
-            max_turns=self.max_turns,
-            think_time_scale=self.think_time_scale,
-            seed=self.seed,
-            warmup_prompts=self.warmup_prompts,
-            force=self.force,
-        )
-
     def source(self, settings: Settings, *, run_id: str, skus: list[str]) -> BackendSource:
         """Where this run's servers start (secrets read from this process's environment)."""
         return self.choice().source(settings, run_id=run_id, skus=skus, environ=os.environ)
 
 
 class EvalsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # generic in what it yields; yields itself
-    """How a sweep run scores its eval jobs: lm-eval, as ``inferx sweep`` runs it.
+    """How a sweep run scores its eval jobs: lm-eval, set up as ``inferx sweep`` sets it up.
 
-    Unset fields keep the project's settings (``INFERX_LM_EVAL_PYTHON``, else the venv
-    ``scripts/lm-eval-env`` caches; ``INFERX_HF_HOME``). Tests subclass it with a
-    ``harness`` that returns ``evals.fake.FakeHarness``.
+    Used only by runs whose config asks for evals. Unset fields keep the project's
+    settings: INFERX_LM_EVAL_PYTHON (else the venv scripts/lm-eval-env creates) and
+    INFERX_HF_HOME (the Hugging Face cache the eval datasets are read from).
     """
 
     lm_eval_python: str | None = Field(
@@ -171,7 +155,7 @@ class EvalsResource(dg.ConfigurableResource):  # type: ignore[type-arg]  # gener
     )
 
     def harness(self) -> Harness:
-        """The harness that scores each eval job (the real lm-eval)."""
+        """The harness that scores each eval job: the real lm-eval."""
         return LmEvalHarness()
 
     def setup(self, settings: Settings) -> EvalSetup:

@@ -3,6 +3,12 @@
 All run by default (a sweep started from the UI rebuilds the leaderboard with no
 sensor to switch on first); they need the daemon, which ``dagster dev`` starts.
 
+Each tick that requests nothing says why in its skip reason. Dagster 1.13 has no tick
+preview for run-status sensors (the UI disables the button for every sensor type but
+the standard one), and its run-status wrapper ends a tick in which no run reached the
+status with "Sensor function returned an empty result": that message, in these two
+sensors' tick history, means no run finished since the last tick.
+
 - ``publish_after_sweeps``: a sweep run that succeeded -> the publish job (ingest, then
   the leaderboard), so the site follows the sweeps.
 - ``record_failed_sweeps``: a sweep run that failed -> its failed jobs (from the run's
@@ -50,6 +56,15 @@ def _swept_sku(run: dg.DagsterRun, skus: Sequence[str]) -> str | None:
     )
 
 
+def _not_a_sweep(run: dg.DagsterRun, skus: Sequence[str]) -> str:
+    """Why a finished run asks for nothing: it is not a sweep run."""
+    return (
+        f"run {run.run_id} (job {run.job_name}) measured no sweep; only runs of "
+        f"{', '.join(sweep_job_name(sku) for sku in skus) or 'a sweep job'} or of a sweep asset "
+        "count"
+    )
+
+
 def publish_sensor(
     skus: Sequence[str], publish: dg.UnresolvedAssetJobDefinition
 ) -> dg.SensorDefinition:
@@ -59,13 +74,17 @@ def publish_sensor(
         name="publish_after_sweeps",
         run_status=dg.DagsterRunStatus.SUCCESS,
         request_job=publish,
-        description="Rebuilds results and the leaderboard after each successful sweep run.",
+        description=(
+            "Rebuilds results and the leaderboard after each successful sweep run. A tick "
+            'with no finished run says "Sensor function returned an empty result" (Dagster\'s '
+            "words); run-status sensors have no tick preview."
+        ),
         default_status=dg.DefaultSensorStatus.RUNNING,
     )
     def publish_after_sweeps(context: dg.RunStatusSensorContext) -> dg.RunRequest | dg.SkipReason:
         run = context.dagster_run
         if _swept_sku(run, skus) is None:
-            return dg.SkipReason(f"run {run.run_id} measured no sweep")
+            return dg.SkipReason(_not_a_sweep(run, skus))
         return dg.RunRequest(
             run_key=f"publish-after:{run.run_id}",
             tags={REASON_TAG: "sweep-succeeded", "inferx/after-run": run.run_id},
@@ -88,7 +107,11 @@ def failure_sensor(
     @dg.run_failure_sensor(
         name="record_failed_sweeps",
         request_jobs=list(jobs),
-        description="Records the failed jobs of failed sweep runs; retries transient failures.",
+        description=(
+            "Records the failed jobs of failed sweep runs; retries transient failures. A tick "
+            'with no failed run says "Sensor function returned an empty result" (Dagster\'s '
+            "words); run-status sensors have no tick preview."
+        ),
         default_status=dg.DefaultSensorStatus.RUNNING,
     )
     def record_failed_sweeps(
@@ -97,7 +120,7 @@ def failure_sensor(
         run = context.dagster_run
         sku = _swept_sku(run, skus)
         if sku is None:
-            return dg.SkipReason(f"run {run.run_id} measured no sweep")
+            return dg.SkipReason(_not_a_sweep(run, skus))
         settings = project.settings()
         failed = failed_jobs(project.artifacts(), run.run_id)
         retries = int(run.tags.get(RETRY_TAG, "0"))
@@ -129,6 +152,8 @@ def failure_sensor(
                     job_name=sweep_job_name(sku),
                     run_key=f"retry:{run.run_id}",
                     partition_key=partitions.get(PARTITION_TAG),
+                    # The retry measures the same point size and options as the failed run.
+                    run_config=run.run_config,
                     tags={
                         **{k: v for k, v in partitions.items() if k != PARTITION_TAG},
                         RETRY_TAG: str(retries + 1),
@@ -157,7 +182,9 @@ def dead_runs_sensor() -> dg.SensorDefinition:
     def fail_dead_runs_sensor(context: dg.SensorEvaluationContext) -> dg.SkipReason:
         failed = fail_dead_runs(context.instance, by="the fail_dead_runs sensor")
         if not failed:
-            return dg.SkipReason("no unfinished run of a dead process")
+            return dg.SkipReason(
+                "nothing to mark failed: no unfinished run's process on this host has died"
+            )
         return dg.SkipReason(f"marked failed: {', '.join(failed)}")
 
     return fail_dead_runs_sensor

@@ -16,6 +16,8 @@ SKU_TAG = "inferx/sku"
 LAUNCHER_TAG = "inferx/launcher"
 ROOT_TAG = "inferx/root"
 OPTIONS_TAG = "inferx/options"
+# The version of the rules that judged the run's points (sweep policy + bench validity).
+POLICY_TAG = "inferx/validity-policy"
 
 
 def commit_tree(state: Path, sha: str) -> Path:

@@ -92,7 +92,8 @@ def accuracy_groups(evals: pd.DataFrame, marked: pd.DataFrame) -> list[AccuracyG
                 dataset=row["dataset"],
                 simulated=bool(row["simulated"]),
                 lm_eval_version=row["lm_eval_version"],
-                engine_version=row["engine_version"],
+                # An imported score has none; beside a known one pandas holds it as NaN.
+                engine_version=None if pd.isna(row["engine_version"]) else row["engine_version"],
                 finished_at=row["finished_at"],
             )
             for _, row in mine.sort_values("exact_match", ascending=False).iterrows()

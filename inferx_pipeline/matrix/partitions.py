@@ -21,7 +21,7 @@ from functools import lru_cache
 
 from pydantic import Field
 
-from inferx_pipeline.errors import MatrixError
+from inferx_pipeline.errors import ImageRefError, MatrixError
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.tracking import follows, runs_at
 from inferx_pipeline.matrix.job import BenchmarkJob
@@ -119,6 +119,57 @@ def cells_at(jobs: Iterable[BenchmarkJob], images: Iterable[str]) -> set[Cell]:
         for image in wanted
         if admits(job, image)
     }
+
+
+def runners(jobs: Iterable[BenchmarkJob], sku: str, image: str) -> list[str]:
+    """The ids of ``sku``'s recipes among ``jobs`` that run at ``image`` (sorted).
+
+    Empty for a string that is no image reference (a key typed into the UI): nothing runs
+    at it.
+    """
+    try:
+        return sorted({job.recipe_id for job in jobs if job.sku == sku and admits(job, image)})
+    except ImageRefError:
+        return []
+
+
+def runnable_cells(jobs: Sequence[BenchmarkJob], images: Iterable[str]) -> set[Cell]:
+    """``cells_at``, refusing an image that no job runs at on any SKU.
+
+    Raises ImageRefError naming the first such image, the SKUs and what their recipes run
+    instead (those of its repository, or every recipe when none uses it), before anything
+    is added anywhere: an image partition no recipe runs at would only be measured empty.
+    """
+    wanted = list(dict.fromkeys(images))
+    cells = cells_at(jobs, wanted)
+    offered = {cell.image for cell in cells}
+    for image in wanted:
+        if image not in offered:
+            raise ImageRefError(_unrun(jobs, image))
+    return cells
+
+
+def _unrun(jobs: Sequence[BenchmarkJob], image: str) -> str:
+    ref = _ref(image)
+    kin = [job for job in jobs if _ref(job.engine.image).same_repository(ref)]
+    scope = "" if kin else f"no recipe uses the repository {ref.repository_id}; "
+    runs: dict[str, dict[str, None]] = defaultdict(dict)
+    for job in kin or jobs:
+        runs[job.sku][f"{job.recipe_id} runs {job.engine.image}{_tracked(job)}"] = None
+    instead = "; ".join(f"on {sku}: {', '.join(found)}" for sku, found in sorted(runs.items()))
+    return (
+        f"image {image}: no recipe runs at it on any SKU, so no SKU can offer it as a "
+        f"partition ({scope}{instead}); give an image a recipe pins or tracks (its "
+        "engine.track tags), or pin or track this one in a recipe; nothing was added"
+    )
+
+
+def _tracked(job: BenchmarkJob) -> str:
+    rule = job.image_track
+    if rule is None:
+        return ""
+    tags = " or ".join(rule.tags) if rule.tags else "any tag"
+    return f" and tags {tags}" + (" newer than the pinned one" if rule.newer_than_pinned else "")
 
 
 def partitioned(

@@ -16,6 +16,8 @@ from inferx_pipeline.strict import StrictModel
 
 SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram"]
 SPEC_METHODS: tuple[str, ...] = get_args(SpecMethod)
+# The environment variable the commands' ``--time-scale`` reads when the flag is absent.
+SIM_TIME_SCALE_ENV = "INFERX_SIM_TIME_SCALE"
 
 
 class SimConfig(StrictModel):

@@ -57,6 +57,7 @@ class GroupContext:
     cancel: threading.Event
     run_id: str
     policy_version: str
+    min_duration_s: float
     evals: EvalSetup | None = None
     launches: int = 0
 
@@ -193,7 +194,14 @@ class GroupRun:
         """The point's outcome, and the failure when the server died during it."""
         digest = self._digest(handle)
         metadata = self._metadata(job, handle, attempt, digest)
-        config = bench_config(job, self.target.spec, handle.base_url, self.ctx.options, metadata)
+        config = bench_config(
+            job,
+            self.target.spec,
+            handle.base_url,
+            self.ctx.options,
+            metadata,
+            self.ctx.min_duration_s,
+        )
         measured = measure(config)
         evidence.before, evidence.after, evidence.result = (
             measured.before,

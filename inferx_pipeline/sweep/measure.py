@@ -42,8 +42,10 @@ def bench_config(
     base_url: str,
     options: SweepOptions,
     metadata: dict[str, MetadataValue],
+    min_duration_s: float,
 ) -> BenchConfig:
-    """The client run measuring ``job`` against the server at ``base_url``."""
+    """The client run measuring ``job`` against the server at ``base_url``, for at least
+    ``min_duration_s`` (the validity rules' minimum) as well as the planned prompts."""
     return BenchConfig(
         endpoint=base_url,
         model=spec.client.model_name,
@@ -52,6 +54,7 @@ def bench_config(
         concurrency=job.conc,
         prompts_per_conc=options.prompts_per_conc,
         num_prompts=options.num_prompts,
+        min_duration_s=min_duration_s,
         deadline_s=options.point_deadline_s,
         seed=options.seed,
         chat_template_kwargs=dict(spec.client.chat_template_kwargs),

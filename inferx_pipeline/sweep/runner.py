@@ -96,7 +96,8 @@ def run_sweep(
 
     ``validity`` is the bench client's validity rules (default: the project's
     ``catalog/bench-validity.yaml``, as the client reads it); with ``policy`` they make
-    the policy version in each point's reuse identity. ``evals`` scores the eval jobs
+    the policy version in each point's reuse identity, and each point lasts at least
+    their ``min_duration_s``. ``evals`` scores the eval jobs
     (without it, each eval job ends ``eval-failed``). Raises only MatrixError (the same
     point selected twice), CatalogError (unreadable validity rules) and StoreError (the
     run's record, ``runs/<run_id>.json``, cannot be written); every failure of a server
@@ -116,6 +117,7 @@ def run_sweep(
         cancel=cancel or threading.Event(),
         run_id=run_id or uuid.uuid4().hex,
         policy_version=policy_version(policy, rules),
+        min_duration_s=rules.min_duration_s,
         evals=evals,
     )
     started = time.time()

@@ -39,7 +39,7 @@ def trace(tmp_path: Path) -> str:
 
 def _replay(spec: AgenticSpec, sessions: int, sender: FakeSender, conc: int) -> list[RequestRecord]:
     plan = spec.plan(Draw(sessions, 0, seed=1), TOK, Shard())
-    return asyncio.run(plan.measure(sender, LoadShape(concurrency=conc), StopSignal()))
+    return asyncio.run(plan.measure(sender, LoadShape(concurrency=conc), StopSignal())).records
 
 
 def test_turn_starts_after_previous_turn_plus_think_time(trace: str) -> None:

@@ -9,14 +9,25 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+import yaml
 from click.testing import CliRunner, Result
 
 from inferx_pipeline.bench.prometheus import scrape
 from inferx_pipeline.cli import cli
 from tests.bench.conftest import SIM_MODEL, SimProcess
 from tests.bench.server import TestServer, refused_url
+from tests.smoke import smoke_catalog
 
 READY_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(autouse=True)
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project root whose validity rules need no minimum duration (CLI default: 0 s)."""
+    smoke_catalog(tmp_path / "root")
+    monkeypatch.setenv("INFERX_ROOT", str(tmp_path / "root"))
+    return tmp_path / "root"
 
 
 def _run(*args: str) -> Result:
@@ -67,6 +78,46 @@ def test_bad_metadata_and_kwargs_are_usage_errors() -> None:
     assert "Invalid value for --metadata: got 'novalue'; expected KEY=VALUE" in got.output
     got = _run("--endpoint", "http://x", "--chat-template-kwargs", "[1]")
     assert "Invalid value for --chat-template-kwargs: expected a JSON object" in got.output
+
+
+def test_endpoint_as_the_argument(server: TestServer, tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    got = _run(server.url, "--num-prompts", "1", "--result", str(out))
+    assert got.exit_code == 0, got.output
+    assert json.loads(out.read_text())["endpoint"] == server.url
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("http://x", "--endpoint", "http://y"),
+         "Error: got the endpoint twice (http://x and --endpoint http://y); give one of them"),
+        ((), "Error: Missing the endpoint: give it as the ENDPOINT argument or --endpoint"),
+    ],
+)  # fmt: skip
+def test_endpoint_given_twice_or_not_at_all_is_a_usage_error(
+    args: tuple[str, ...], line: str
+) -> None:
+    got = _run(*args)
+    assert got.exit_code == 2
+    assert got.output.splitlines()[-1] == line
+
+
+def test_minimum_duration_defaults_to_the_catalog_rule(
+    server: TestServer, root: Path, tmp_path: Path
+) -> None:
+    validity = root / "catalog" / "bench-validity.yaml"
+    rules = yaml.safe_load(validity.read_text())
+    validity.write_text(yaml.safe_dump(rules | {"min_duration_s": 0.2}))
+    out = tmp_path / "r.json"
+    got = _run(server.url, "--num-prompts", "1", "--result", str(out))
+    assert got.exit_code == 0, got.output
+    data = json.loads(out.read_text())
+    assert (data["min_duration_s"], data["dataset"]["num_prompts"]) == (0.2, 1)
+    assert data["num_prompts"] > 1 and data["duration"] >= 0.2
+    got = _run(server.url, "--num-prompts", "1", "--min-duration-s", "0", "--result", str(out))
+    assert got.exit_code == 0, got.output
+    assert json.loads(out.read_text())["num_prompts"] == 1
 
 
 def test_agentic_dataset_from_the_cli(server: TestServer, tmp_path: Path) -> None:

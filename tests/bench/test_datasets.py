@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from inferx_pipeline.bench.client import Request
@@ -70,3 +71,16 @@ def test_shards_partition_the_same_requests() -> None:
     merged = sorted((r for p in parts for r in p), key=lambda r: r.index)
     assert merged == list(whole)
     assert [len(p) for p in parts] == [4, 4, 3]
+
+
+def test_extra_requests_continue_the_indices_and_shards_with_fresh_prompts() -> None:
+    spec = PrefixRepetitionSpec(prefix_len=20, suffix_len=10, num_prefixes=3, output_len=5)
+    whole = spec.plan(Draw(6, 0, seed=2), TOK, Shard())
+    extra = list(itertools.islice(whole.extra, 6))
+    assert [r.index for r in extra] == list(range(6, 12))
+    assert not set(_texts(extra)) & set(_texts(whole.requests))  # not the planned again
+    shared = {tuple(str(r.prompt).split()[:20]) for r in whole.requests}
+    assert {tuple(str(r.prompt).split()[:20]) for r in extra} <= shared
+    parts = [spec.plan(Draw(6, 0, seed=2), TOK, Shard(i, 2)).extra for i in range(2)]
+    merged = sorted((r for p in parts for r in itertools.islice(p, 3)), key=lambda r: r.index)
+    assert merged == extra

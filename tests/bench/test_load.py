@@ -9,21 +9,22 @@ import statistics
 from inferx_pipeline.bench import metrics
 from inferx_pipeline.bench.client import Request
 from inferx_pipeline.bench.fake import FakeSender
-from inferx_pipeline.bench.load import (
-    FlatPlan,
-    LoadShape,
-    StopSignal,
-    arrival_offsets_s,
-    run_requests,
-)
+from inferx_pipeline.bench.load import FlatPlan, LoadShape, StopSignal, arrivals_s, run_requests
+from inferx_pipeline.bench.records import RequestRecord
 
 REQS = [Request(index=i, prompt="t1", prompt_len=1, max_tokens=2) for i in range(30)]
 
 
+def arrival_offsets_s(shape: LoadShape, n: int) -> list[float]:
+    return list(itertools.islice(arrivals_s(shape), n))
+
+
+async def _send_all(sender: FakeSender, shape: LoadShape, stop: StopSignal) -> list[RequestRecord]:
+    return (await run_requests(REQS, sender, shape, stop, shape.extent(len(REQS)))).records
+
+
 def test_closed_loop_never_exceeds_concurrency_and_sends_all() -> None:
-    records = asyncio.run(
-        run_requests(REQS, FakeSender(ttft_s=0.002), LoadShape(concurrency=5), StopSignal())
-    )
+    records = asyncio.run(_send_all(FakeSender(ttft_s=0.002), LoadShape(5), StopSignal()))
     assert sorted(r.index for r in records) == list(range(30))
     assert metrics.max_concurrent(records) == 5
 
@@ -44,7 +45,7 @@ def test_arrivals_are_seeded_with_the_requested_mean_rate() -> None:
 
 def test_open_loop_respects_the_concurrency_cap() -> None:
     shape = LoadShape(concurrency=2, request_rate=10_000.0)
-    records = asyncio.run(run_requests(REQS, FakeSender(ttft_s=0.003), shape, StopSignal()))
+    records = asyncio.run(_send_all(FakeSender(ttft_s=0.003), shape, StopSignal()))
     assert len(records) == 30
     assert metrics.max_concurrent(records) <= 2
 
@@ -54,7 +55,7 @@ def test_stop_cancels_in_flight_and_keeps_finished() -> None:
         stop = StopSignal()
         sender = FakeSender(ttft_s=0.01)
         asyncio.get_running_loop().call_later(0.035, stop.stop, "deadline")
-        records = await run_requests(REQS, sender, LoadShape(concurrency=3), stop)
+        records = await _send_all(sender, LoadShape(concurrency=3), stop)
         return len(records), len(sender.sent)
 
     finished, sent = asyncio.run(go())
@@ -69,7 +70,7 @@ def test_warmup_requests_are_not_measured() -> None:
     async def go() -> int:
         stop = StopSignal()
         await plan.warmup(sender, LoadShape(concurrency=2), stop)
-        return len(await plan.measure(sender, LoadShape(concurrency=2), stop))
+        return len((await plan.measure(sender, LoadShape(concurrency=2), stop)).records)
 
     assert asyncio.run(go()) == 26
     assert len(sender.sent) == 30

@@ -6,6 +6,8 @@ import asyncio
 import gc
 from typing import Any
 
+import pytest
+
 from inferx_pipeline.bench.client import Request
 from inferx_pipeline.bench.fake import FakeSender
 from inferx_pipeline.bench.load import LoadShape, StopSignal, run_requests
@@ -13,7 +15,12 @@ from inferx_pipeline.bench.load import LoadShape, StopSignal, run_requests
 REQS = [Request(index=i, prompt="t1", prompt_len=1, max_tokens=2) for i in range(30)]
 
 
-def test_stop_mid_flight_leaves_no_unretrieved_exception() -> None:
+@pytest.mark.parametrize(
+    "shape",
+    [LoadShape(concurrency=3), LoadShape(concurrency=3, request_rate=1000.0)],
+    ids=["closed", "open"],
+)
+def test_stop_mid_flight_leaves_no_unretrieved_exception(shape: LoadShape) -> None:
     reported: list[str] = []
 
     def report(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -24,9 +31,10 @@ def test_stop_mid_flight_leaves_no_unretrieved_exception() -> None:
         loop.set_exception_handler(report)
         stop = StopSignal()
         loop.call_later(0.035, stop.stop, "interrupted")
-        records = await run_requests(REQS, FakeSender(ttft_s=0.01), LoadShape(concurrency=3), stop)
+        extent = shape.extent(len(REQS))
+        await run_requests(REQS, FakeSender(ttft_s=0.01), shape, stop, extent)
         gc.collect()  # a future whose exception nobody retrieved says so when collected
-        return len(records)
+        return len(extent.records)
 
     assert 0 < asyncio.run(go()) < len(REQS)  # stopped with requests in flight
     assert reported == []

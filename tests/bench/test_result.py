@@ -24,7 +24,7 @@ INFERX_KEYS = {
     "schema_version", "status", "valid", "invalid_reasons", "not_significant",
     "client_saturated", "client_contended", "client", "endpoint", "api", "dataset", "seed",
     "started_at", "finished_at", "measured_isl_mean", "measured_osl_mean", "acceptance", "agentic",
-    "metadata", "mean_intvty", "median_intvty", "p90_intvty", "p99_intvty",
+    "metadata", "mean_intvty", "median_intvty", "p90_intvty", "p99_intvty", "min_duration_s",
 }  # fmt: skip
 
 
@@ -46,7 +46,7 @@ def test_json_has_every_contract_key() -> None:
     expected = VLLM_KEYS | INFERX_KEYS
     expected |= {f"{s}_{m}_ms" for s in STATS for m in ("ttft", "tpot", "itl", "e2el")}
     assert expected <= set(data)
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == 2
     assert data["request_rate"] == "inf"
     assert data["backend"] == "vllm"
     assert set(data["client"]) == {"version", "processes", "event_loop_lag_p99_ms", "cpu_percent"}

@@ -16,7 +16,8 @@ IDLE = ClientLoad(event_loop_lag_p99_ms=0.5, cpu_percent=20.0)
 
 def _facts(**changes: object) -> RunFacts:
     base = {
-        "planned": 1000, "completed": 1000, "failed": 0, "duration_s": 60.0, "stop_reason": "",
+        "planned": 1000, "completed": 1000, "failed": 0, "duration_s": 60.0,
+        "min_duration_s": 10.0, "stop_reason": "",
         "intended_isl_mean": 1024.0, "measured_isl_mean": 1030.0,
         "intended_osl_mean": 1024.0, "measured_osl_mean": 1024.0, "client": IDLE,
     }  # fmt: skip
@@ -41,12 +42,18 @@ def test_clean_run_is_valid(rules: ValidityRules) -> None:
 @pytest.mark.parametrize(
     ("changes", "fragment"),
     [
-        ({"duration_s": 3.0}, "measured for 3.00 s, less than the minimum 10 s"),
+        ({"duration_s": 3.0}, "measured for 3.00 s, less than the minimum 10 s: requests kept"),
+        ({"duration_s": 3.0, "min_duration_s": 0.0}, "rerun with --min-duration-s 10 (the"),
+        ({"duration_s": 3.0, "stop_reason": "interrupted"}, "the run stopped early (interrupted)"),
         ({"completed": 980, "failed": 20}, "20 of 1000 requests failed (more than 1%)"),
         ({"completed": 0, "failed": 50}, "all 50 requests failed"),
         ({"measured_isl_mean": 900.0}, "measured ISL mean 900.0 tokens is off the intended"),
         ({"measured_osl_mean": 512.0}, "measured OSL mean 512.0 tokens"),
-        ({"stop_reason": "deadline", "completed": 10}, "stopped early (deadline): 10 of 1000"),
+        (
+            {"stop_reason": "deadline", "completed": 10},
+            "stopped early (deadline): 10 requests finished in 60.00 s; a full point sends "
+            "at least 1000 over at least 10 s",
+        ),
         ({"client": ClientLoad(event_loop_lag_p99_ms=12.0, cpu_percent=50.0)}, "client saturated"),
         ({"client": ClientLoad(event_loop_lag_p99_ms=1.0, cpu_percent=97.0)}, "CPU 97%"),
     ],

@@ -27,9 +27,9 @@ from tests.smoke import smoke_root
 H200 = "qwen3.8-27b/qwen3.827b-fp8-h200-vllm-mtp.yaml"
 BF16 = "qwen3.8-27b/qwen3.827b-bf16-mi325x-vllm-mtp.yaml"
 # Milliseconds per simulated step: fast, yet several reads per stream on a loaded box.
-FAST = LauncherResource(
-    time_scale=0.02, load_time_s=0, num_prompts=1, max_turns=1, think_time_scale=0
-)
+FAST = LauncherResource(time_scale=0.02, load_time_s=0)
+# One-request points (sweep asset config): what a run passes to measure quickly.
+SMALL: dict[str, object] = {"num_prompts": 1, "max_turns": 1, "think_time_scale": 0.0}
 
 
 @dataclass(frozen=True)
@@ -82,4 +82,4 @@ def unreachable_docker(tmp_path: Path) -> LauncherResource:
         "source: test\npools:\n  nowhere:\n    skus: ['*']\n    hosts:\n"
         f"      - url: unix://{tmp_path}/no-such-docker.sock\n"
     )
-    return LauncherResource(kind="docker", pools_file=str(pools), num_prompts=1)
+    return LauncherResource(kind="docker", pools_file=str(pools))

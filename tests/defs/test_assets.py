@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import dagster as dg
 import pytest
 
-from inferx_pipeline.defs.assets import RECIPES, sweep_key
+from inferx_pipeline.bench.validity import load_rules
+from inferx_pipeline.defs.assets import RECIPES, jobs_version, sweep_key
 from inferx_pipeline.defs.execute import publish_in_process, run_cells_in_process
 from inferx_pipeline.defs.partitions import cell_key
 from inferx_pipeline.matrix.partitions import Cell, cells_at, ladders
@@ -15,7 +17,10 @@ from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import ArtifactStore
-from tests.defs.conftest import Project, unreachable_docker
+from inferx_pipeline.sweep.reuse import policy_version
+from inferx_pipeline.sweep.runner import VALIDITY_FILE
+from inferx_pipeline.sweep.status import load_policy
+from tests.defs.conftest import SMALL, Project, unreachable_docker
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
 
@@ -32,8 +37,17 @@ def _cell_metadata(instance: dg.DagsterInstance, cell: Cell) -> dict[str, dg.Met
     return dict(records[0].asset_materialization.metadata)
 
 
-def _config(**choices: object) -> dict[str, object]:
-    return {"ops": {"sweep__h200": {"config": choices}}}
+def _versions(instance: dg.DagsterInstance, cell: Cell) -> list[tuple[str, str]]:
+    """(code version, data version) of each materialization of ``cell``, oldest first."""
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=sweep_key(cell.sku), asset_partitions=[str(cell_key(cell))]
+        ),
+        limit=10,
+        ascending=True,
+    ).records
+    tags = [r.asset_materialization.tags or {} for r in records if r.asset_materialization]
+    return [(t["dagster/code_version"], t["dagster/data_version"]) for t in tags]
 
 
 def test_recipes_asset_reports_counts_and_blocks_on_a_broken_recipe(
@@ -62,7 +76,7 @@ def test_a_range_run_measures_every_partition_on_one_server(
 ) -> None:
     defs = project.definitions()
     cells, ladder = project.cells(H200_RECIPE)
-    runs = run_cells_in_process(defs, instance, cells, ladder, reason="test")
+    runs = run_cells_in_process(defs, instance, cells, ladder, reason="test", sweep=SMALL)
     assert [(r.status, r.jobs, r.counts) for r in runs] == [("SUCCESS", 8, {"ok": 8})]
     run = instance.get_run_by_id(runs[0].run_id)
     assert run is not None and run.tags["inferx/reason"] == "test"
@@ -96,14 +110,14 @@ def test_a_range_run_measures_every_partition_on_one_server(
     assert key in instance.get_dynamic_partitions("images_h200")
     assert key not in instance.get_dynamic_partitions("images_mi325x")
     # The same partitions again: every point is reused, nothing is measured twice.
-    again = run_cells_in_process(defs, instance, cells, ladder, reason="test")
+    again = run_cells_in_process(defs, instance, cells, ladder, reason="test", sweep=SMALL)
     assert again[0].counts == {"reused": 8}
     assert len(list(ArtifactStore(project.settings.artifacts_dir).all_attempts())) == 8
     reused = _cell_metadata(instance, cells[3])
     assert reused["reused"].value is True
     assert reused["measured_in"] == dg.MetadataValue.dagster_run(runs[0].run_id)
     forced = run_cells_in_process(
-        defs, instance, cells[:1], ladder, reason="test", run_config=_config(force=True)
+        defs, instance, cells[:1], ladder, reason="test", sweep={**SMALL, "force": True}
     )
     assert forced[0].counts == {"ok": 1}
     assert instance.get_run_by_id(forced[0].run_id).tags["inferx/options"].count('"force":true')
@@ -122,7 +136,7 @@ def test_a_run_with_failed_jobs_records_them_and_fails(
 ) -> None:
     defs = project.definitions(launcher=unreachable_docker(tmp_path))
     cells, ladder = project.cells(H200_RECIPE)
-    runs = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test")
+    runs = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test", sweep=SMALL)
     assert [(r.status, r.jobs) for r in runs] == [("FAILURE", 2)]
     assert runs[0].counts == {"launch-failed": 2}
     assert instance.get_materialized_partitions(sweep_key("h200")) == set()
@@ -140,7 +154,7 @@ def test_a_backfill_over_three_image_tags_gives_three_result_sets(
     defs = project.definitions()
     runs = run_cells_in_process(
         defs, instance, cells_at(jobs, images), ladders(build_matrix(request, project.settings)),
-        reason="backfill",
+        reason="backfill", sweep=SMALL,
     )  # fmt: skip
     assert sorted((r.cells.image, r.cells.concs, r.status) for r in runs) == [
         (image, (1, 2), "SUCCESS") for image in images
@@ -164,7 +178,7 @@ def test_a_partition_key_that_is_no_image_reference_fails_the_run_before_measuri
     defs = project.definitions()
     cells, ladder = project.cells(H200_RECIPE)
     bad = cells[0].model_copy(update={"image": "not an image!"})
-    (run,) = run_cells_in_process(defs, instance, [bad], ladder, reason="test")
+    (run,) = run_cells_in_process(defs, instance, [bad], ladder, reason="test", sweep=SMALL)
     assert run.status == "FAILURE"
     failure = next(
         event.dagster_event.step_failure_data
@@ -173,3 +187,47 @@ def test_a_partition_key_that_is_no_image_reference_fails_the_run_before_measuri
     )
     assert "image partition 'not an image!' of images_h200" in str(failure)
     assert not list(ArtifactStore(project.settings.artifacts_dir).all_attempts())
+
+
+def test_a_run_shows_its_effective_point_size_in_its_tags_and_each_cell(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    defs = project.definitions()
+    cells, ladder = project.cells(H200_RECIPE)
+    small = {"prompts_per_conc": 1, "max_turns": 1, "think_time_scale": 0.0}
+    (run,) = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test", sweep=small)
+    assert run.status == "SUCCESS"
+    catalog = project.settings.catalog_dir
+    version = policy_version(load_policy(catalog), load_rules(catalog / VALIDITY_FILE))
+    tags = instance.get_run_by_id(run.run_id).tags
+    assert (tags["inferx/launcher"], tags["inferx/validity-policy"]) == ("sim", version)
+    assert json.loads(tags["inferx/options"]) == {
+        "force": False,
+        "max_turns": 1,
+        "num_prompts": None,
+        "prompts_per_conc": 1,
+        "seed": 0,
+        "think_time_scale": 0.0,
+        "warmup_prompts": 0,
+    }
+    conc2 = _cell_metadata(instance, cells[1])
+    assert cells[1].conc == 2
+    assert conc2["prompts_per_conc"].value == 1 and conc2["num_prompts"].value == 2
+    assert conc2["validity_policy"].value == version and conc2["launcher"].value == "sim"
+    assert conc2["min_duration_s"].value == 0.0  # the test catalog's relaxed rule
+    assert conc2["measured_prompts"].value == 2 and conc2["measured_s"].value > 0
+
+
+def test_a_cells_code_version_is_its_recipes_fingerprint_stable_across_runs(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    defs = project.definitions()
+    cells, ladder = project.cells(H200_RECIPE)
+    h200 = [
+        job for job in build_matrix(MatrixRequest(paths=()), project.settings) if job.sku == "h200"
+    ]
+    expected = jobs_version(h200)
+    for _ in range(2):  # measured, then reused: the same jobs, the same versions
+        run_cells_in_process(defs, instance, cells[:1], ladder, reason="test", sweep=SMALL)
+    first, second = _versions(instance, cells[0])
+    assert first[0] == expected and first == second

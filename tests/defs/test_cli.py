@@ -29,14 +29,19 @@ def test_materialize_runs_the_selection_through_dagster_and_publishes(project: P
     assert result.output.splitlines()[-1] == str(project.settings.site_dir / "index.html")
     assert "SUCCESS" in result.output and "8 ok" in result.output
     assert len(_materialized(project)) == 8
-    # The options travel as run config (recorded with the run), not baked into definitions.
+    # The flags travel as run config (recorded with the run), not baked into definitions:
+    # the point size as the sweep asset's config, the launcher as the launcher resource's.
     instance = local_instance(project.settings.dagster_home)
     try:
         (run,) = instance.get_runs(dg.RunsFilter(job_name="sweep_h200"))
     finally:
         instance.dispose()
     launcher = run.run_config["resources"]["launcher"]["config"]
-    assert (launcher["num_prompts"], launcher["time_scale"], launcher["kind"]) == (1, 0.02, "sim")
+    assert (launcher["time_scale"], launcher["kind"]) == (0.02, "sim")
+    assert "num_prompts" not in launcher
+    sweep = run.run_config["ops"]["sweep__h200"]["config"]
+    assert (sweep["num_prompts"], sweep["max_turns"], sweep["evals"]) == (1, 1, "none")
+    assert '"num_prompts":1' in run.tags["inferx/options"]
     nothing = CliRunner().invoke(cli, ["materialize", "--recipe", "no-such-*"])
     assert nothing.exit_code == 2
     assert "the selection matches no job" in nothing.output
@@ -67,8 +72,8 @@ def test_images_add_and_list(project: Project) -> None:
     again = CliRunner().invoke(cli, ["images", "add", "vllm/vllm-openai:nightly-new"])
     assert again.output == "vllm/vllm-openai:nightly-new: h200: already a partition\n"
     unknown = CliRunner().invoke(cli, ["images", "add", "rocm/unknown:1"])
-    assert unknown.exit_code == 1
-    assert unknown.output == "rocm/unknown:1: no recipe runs at this image; not added\n"
+    assert unknown.exit_code == 2  # the message: tests/defs/test_image_strays.py
+    assert unknown.output.startswith("Error: image rocm/unknown:1: no recipe runs at it")
     listed = CliRunner().invoke(cli, ["images", "list"]).output.splitlines()
     assert listed == [f"h200\tvllm-openai:nightly-new\tvllm/vllm-openai:nightly-new\t{H200}"]
 

@@ -37,7 +37,7 @@ from inferx_pipeline.matrix.partitions import Cell, ladders, pinned_cells
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
-from tests.defs.conftest import BF16, H200
+from tests.defs.conftest import BF16, H200, SMALL
 from tests.defs.graphql import graphql
 from tests.paths import ROOT
 from tests.smoke import smoke_root
@@ -70,7 +70,7 @@ class Dev:
 
 
 def _launcher_config(time_scale: float) -> dict[str, Any]:
-    config = {"time_scale": time_scale, "load_time_s": 0, "num_prompts": 1, "max_turns": 1}
+    config = {"time_scale": time_scale, "load_time_s": 0}
     return {"resources": {"launcher": {"config": config}}}
 
 
@@ -125,7 +125,9 @@ def test_a_partition_range_over_graphql_and_its_asset_page(
         add_images(instance, cells[:1])
     finally:
         instance.dispose()
-    runs = submit_cells(client, cells[:2], ladder, reason="ui-test", config=_launcher_config(0.02))
+    runs = submit_cells(
+        client, cells[:2], ladder, reason="ui-test", config=_launcher_config(0.02), sweep=SMALL
+    )
     assert [run.cells.concs for run in runs] == [(1, 2)]
     assert _wait(client, [runs[0].run_id]) == {runs[0].run_id: dg.DagsterRunStatus.SUCCESS}
     page = chromium_browser.new_page()
@@ -153,7 +155,9 @@ def test_the_per_sku_pool_limit_holds_under_a_queue_of_runs(dev: Dev) -> None:
     runs = []
     for cells, ladder in ((h200, h200_ladder), (mi325x, mi325x_ladder)):
         for pair in (cells[2:4], cells[4:6]):
-            runs += submit_cells(client, pair, ladder, reason="pool-test", config=config)
+            runs += submit_cells(
+                client, pair, ladder, reason="pool-test", config=config, sweep=SMALL
+            )
     statuses = _wait(client, [run.run_id for run in runs])
     assert set(statuses.values()) == {dg.DagsterRunStatus.SUCCESS}
     instance = local_instance(dev.settings.dagster_home)
@@ -211,8 +215,8 @@ def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: 
 
 UI_IMAGE = "vllm/vllm-openai:nightly-ui-test"
 FRESH = (  # flow YAML: typed into the config editor in one go (no auto-indent)
-    '{"ops": {"sweep__h200": {"config": {"seed": 7}}}, "resources": {"launcher": {"config": '
-    '{"time_scale": 0.02, "load_time_s": 0, "num_prompts": 1, "max_turns": 1}}}}'
+    '{"ops": {"sweep__h200": {"config": {"seed": 7, "num_prompts": 1, "max_turns": 1}}}, '
+    '"resources": {"launcher": {"config": {"time_scale": 0.02, "load_time_s": 0}}}}'
 )
 UI_TIMEOUT_MS = 120_000
 
@@ -305,7 +309,9 @@ def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_pat
         add_images(instance, [cell])
     finally:
         instance.dispose()
-    (first,) = submit_cells(client, [cell], ladder, reason="ui-test", config=_launcher_config(0.02))
+    (first,) = submit_cells(
+        client, [cell], ladder, reason="ui-test", config=_launcher_config(0.02), sweep=SMALL
+    )
     assert _wait(client, [first.run_id]) == {first.run_id: dg.DagsterRunStatus.SUCCESS}
     before = _wait_for_new(dev, cell, -1)
     page = chromium_browser.new_page(viewport={"width": 1600, "height": 1000})
@@ -367,7 +373,9 @@ def test_a_benchmark_engineer_in_the_ui(dev: Dev, chromium_browser: Any, tmp_pat
             page.get_by_text("Evaluating sensor").wait_for(state="detached", timeout=UI_TIMEOUT_MS)
             page.screenshot(path=str(tmp_path / f"5-preview-{sensor}.png"))
             text = page.locator("[role=dialog]").last.inner_text()
-            assert "Result" in text and "rror" not in text, text  # no JSONDecodeError
+            assert "Result" in text and "JSONDecodeError" not in text, text
+            assert "Skipped" in text or "Requested" in text, text  # a reason, not an empty result
+            assert "empty result" not in text, text
     except Exception:
         page.screenshot(path=str(tmp_path / "failed.png"), full_page=True)
         raise

@@ -8,15 +8,38 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pytest
 
-from inferx_pipeline.defs.assets import sweep_key
-from inferx_pipeline.defs.definitions import defs
+from inferx_pipeline.defs.assets import jobs_version, sweep_key
+from inferx_pipeline.defs.definitions import build_definitions, defs
 from inferx_pipeline.defs.jobs import PUBLISH_JOB
-from tests.defs.conftest import Project
+from inferx_pipeline.plan.build import MatrixRequest, build_matrix
+from inferx_pipeline.settings import Settings
+from tests.defs.conftest import BF16, H200, Project
 from tests.paths import ROOT
+from tests.smoke import smoke_root
+
+# What a person chooses per sweep run: the sweep asset's config, and nowhere else.
+SWEEP_KNOBS = {
+    "force",
+    "prompts_per_conc",
+    "num_prompts",
+    "seed",
+    "warmup_prompts",
+    "max_turns",
+    "think_time_scale",
+    "evals",
+}
+
+
+def _fields(config_type: Any, *path: str) -> dict[str, Any]:
+    """The fields of the config type at ``path`` under ``config_type`` (a shape)."""
+    for name in path:
+        config_type = config_type.fields[name].config_type
+    return dict(config_type.fields)
 
 
 def test_definitions_load_and_validate(project: Project) -> None:
@@ -151,3 +174,47 @@ def test_the_results_url_reaches_run_storage_by_variable_name_only(
         run.run_config
     )
     assert "INFERX_DATABASE_URL" in stored and "s3cret" not in stored
+
+
+def test_each_sweep_knob_has_one_documented_place_in_the_launchpad(project: Project) -> None:
+    defs = project.definitions()
+    schema = defs.resolve_job_def("sweep_h200").run_config_schema.config_type
+    sweep = _fields(schema, "ops", "sweep__h200", "config")
+    launcher = _fields(schema, "resources", "launcher", "config")
+    assert set(sweep) == SWEEP_KNOBS
+    assert not SWEEP_KNOBS & set(launcher)  # the launcher says where, not how big
+    configurable = ("project", "launcher", "results", "evals", "recipes_repo")
+    for fields in (sweep, *(_fields(schema, "resources", r, "config") for r in configurable)):
+        assert all(field.description for field in fields.values()), sorted(fields)
+    evals = defs.resources["evals"].get_resource_definition().description  # type: ignore[union-attr]
+    assert evals is not None and "lm-eval" in evals and "test" not in evals.lower()
+
+
+def test_sweep_kinds_follow_the_skus_vendor(tmp_path: Path) -> None:
+    tiny = "tiny/tiny-qwen3-bf16-cpu-vllm-ngram.yaml"
+    root = smoke_root(tmp_path / "root", (H200, BF16, tiny))
+    graph = build_definitions(
+        Settings(root=root, state_dir=tmp_path / "state")
+    ).resolve_asset_graph()
+    kinds = {sku: set(graph.get(sweep_key(sku)).kinds) for sku in ("h200", "mi325x", "cpu")}
+    assert kinds == {
+        "h200": {"python", "nvidia", "gpu"},
+        "mi325x": {"python", "amd", "gpu"},
+        "cpu": {"python", "cpu"},
+    }
+
+
+def test_a_sweeps_code_version_changes_with_its_jobs_not_with_notes(project: Project) -> None:
+    def versions() -> dict[str, str | None]:
+        graph = project.definitions().resolve_asset_graph()
+        return {sku: graph.get(sweep_key(sku)).code_version for sku in ("h200", "mi325x")}
+
+    jobs = build_matrix(MatrixRequest(paths=()), project.settings)
+    before = versions()
+    assert before["h200"] == jobs_version(job for job in jobs if job.sku == "h200")
+    recipe = project.root / "recipes" / H200
+    recipe.write_text(recipe.read_text() + "notes: tuned\n")
+    assert versions() == before  # notes change no measurement
+    recipe.write_text(recipe.read_text().replace("floor: 16", "floor: 32"))
+    after = versions()
+    assert after["h200"] != before["h200"] and after["mi325x"] == before["mi325x"]

@@ -38,8 +38,7 @@ from inferx_pipeline.pipeline import ingest_evals
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.sweep.artifacts import EVAL_HARNESS, EVAL_RESULT, EVAL_SAMPLES, ArtifactStore
 from inferx_pipeline.sweep.launchers import LauncherChoice
-from inferx_pipeline.sweep.report import SweepOptions
-from tests.defs.conftest import FAST, H200, Project
+from tests.defs.conftest import FAST, H200, SMALL, Project
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
 # The shipped task's test split: the simulator's answer key.
@@ -93,10 +92,9 @@ def _run(
 ) -> tuple[Cell, RangeRun]:
     """Materialize the recipe's highest-concurrency cell in eval mode ``mode``."""
     cells, ladder = project.cells(H200_RECIPE)
-    config = {"ops": {"sweep__h200": {"config": {"evals": mode}}}}
     defs = project.definitions(evals=evals, launcher=launcher)
     [run] = run_cells_in_process(
-        defs, instance, cells[-1:], ladder, reason="test", run_config=config
+        defs, instance, cells[-1:], ladder, reason="test", sweep={**SMALL, "evals": mode}
     )
     return cells[-1], run
 
@@ -137,8 +135,11 @@ def test_a_cell_scores_its_eval_after_its_point_and_the_check_fails_below_thresh
     assert _check(instance, "result_sanity").metadata["server_launches"].value == 2
     check = _check(instance, EVAL_CHECK)
     assert not check.passed
+    # Scored on the simulator: below threshold as expected, a warning that says so.
+    assert check.severity == dg.AssetCheckSeverity.WARN
+    assert check.description is not None and "all simulated" in check.description
     table = str(check.metadata["below_threshold"].value)
-    assert f"| {job_id} | gsm8k | 0.25 | 0.9 |" in table
+    assert f"| {job_id} | gsm8k | 0.25 | 0.9 | yes |" in table
 
 
 def test_evals_only_stores_what_inferx_sweep_and_materialize_evals_only_reuse(
@@ -153,13 +154,13 @@ def test_evals_only_stores_what_inferx_sweep_and_materialize_evals_only_reuse(
     assert _check(instance, EVAL_CHECK).passed
     assert "tok/s/GPU" not in _shown(instance, cell)
     monkeypatch.setenv("INFERX_LM_EVAL_PYTHON", sys.executable)
-    # The launcher's settings: a stored score stands in for the same simulator and options.
+    # The run's settings: a stored score stands in for the same simulator and options.
     same = {
         "--time-scale": FAST.time_scale,
         "--load-time-s": FAST.load_time_s,
-        "--num-prompts": FAST.num_prompts,
-        "--max-turns": FAST.max_turns,
-        "--think-time-scale": FAST.think_time_scale,
+        "--num-prompts": SMALL["num_prompts"],
+        "--max-turns": SMALL["max_turns"],
+        "--think-time-scale": SMALL["think_time_scale"],
     }
     flags = [str(word) for pair in same.items() for word in pair]
     result = CliRunner().invoke(cli, ["sweep", "--evals-only", "--recipe", H200_RECIPE, *flags])
@@ -262,7 +263,7 @@ def test_the_answer_key_rides_from_the_launcher_settings_to_the_simulators_argv(
 ) -> None:
     sim = SimOptions(answer_key=ANSWER_KEY, answer_share=0.5)
     choice = LauncherChoice(sim=sim)
-    resource = LauncherResource.of(choice, SweepOptions())  # what `inferx materialize` passes
+    resource = LauncherResource.of(choice)  # what `inferx materialize` passes
     assert resource.choice() == choice
     request = MatrixRequest(paths=(), selection=Selection(recipes=(H200_RECIPE,)))
     job = build_matrix(request, project.settings)[-1]

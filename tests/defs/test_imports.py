@@ -8,8 +8,9 @@ import sys
 
 from tests.defs.conftest import Project
 
-# Libraries only some assets or launchers need (results store, site, Slurm proxy, evals).
-LAZY = ("pandas", "plotly", "sqlalchemy", "alembic", "aiohttp", "lm_eval")
+# Libraries only some assets or launchers need (results store, site, Slurm proxy, evals,
+# a server's metrics).
+LAZY = ("pandas", "plotly", "sqlalchemy", "alembic", "aiohttp", "lm_eval", "prometheus_client")
 LOAD = """
 import json, sys, warnings
 import dagster as dg

@@ -107,6 +107,10 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
     defs = project.definitions(recipes_repo=RecipeRepoResource(source=str(work.path)))
     first = tick(defs, "merged_recipe_changes", instance, None)
     assert first.run_requests == [] and first.cursor == seed
+    assert first.skip_message == (
+        f"first look: watching main from {seed[:12]}; each commit from now on reruns the "
+        "recipes it changes"
+    )
     # The UI's "Preview tick result" sends an empty cursor: the same first tick.
     preview = tick(defs, "merged_recipe_changes", instance, "")
     assert preview.run_requests == [] and preview.cursor == seed
@@ -133,6 +137,13 @@ def test_each_merged_commit_reruns_the_recipes_it_changed(
     assert {r.tags["inferx/reason"] for r in second.run_requests} == {"recipe-merged"}
     third = tick(defs, "merged_recipe_changes", instance, second.cursor)
     assert third.run_requests == [] and third.skip_message == f"no new commit after {docs[:12]}"
+    notes = work.commit({"README.md": "recipes, documented again\n"})
+    fourth = tick(defs, "merged_recipe_changes", instance, third.cursor)
+    assert fourth.run_requests == [] and fourth.cursor == notes
+    assert fourth.skip_message == (
+        f"no new commit up to {notes[:12]} changes a recipe, a fragment or a curve a recipe "
+        "uses (commits checked: 1)"
+    )
 
 
 @pytest.mark.parametrize("cursor", [None, ""])

@@ -9,7 +9,7 @@ import dagster as dg
 from inferx_pipeline.defs.execute import run_cells_in_process
 from inferx_pipeline.defs.partitions import RANGE_END_TAG, RANGE_START_TAG, images_of_keys
 from inferx_pipeline.sweep.retries import RetryLedger
-from tests.defs.conftest import Project, tick, unreachable_docker
+from tests.defs.conftest import SMALL, Project, tick, unreachable_docker
 
 H200_RECIPE = "qwen3.827b-fp8-h200-vllm-mtp"
 BF16_IMAGE = "vllm/vllm-openai-rocm:nightly-a8d1aa9c99b8698a2a78b611b7a10c30e6b3995b"
@@ -32,6 +32,7 @@ def test_a_changed_curve_requests_exactly_its_recipes_partitions(
     _bump(golden / "dsv4_mtp.yaml", "source_run:", "# edited\nsource_run:")
     unused = tick(defs, "golden_curve_changes", instance, first.cursor)
     assert unused.run_requests == [] and unused.cursor != first.cursor
+    assert unused.skip_message == "changed curves dsv4_mtp: no recipe uses them"
     # The BF16 recipe's curve (synthetic acceptance): its mi325x partitions at its image.
     _bump(golden / "qwen3.8-27b_mtp.yaml", "3: 2.51", "3: 2.52")
     changed = tick(defs, "golden_curve_changes", instance, unused.cursor)
@@ -54,7 +55,7 @@ def test_a_successful_sweep_run_requests_the_publish_job(
 ) -> None:
     defs = project.definitions()
     cells, ladder = project.cells(H200_RECIPE)
-    run = run_cells_in_process(defs, instance, cells[:1], ladder, reason="test")[0]
+    run = run_cells_in_process(defs, instance, cells[:1], ladder, reason="test", sweep=SMALL)[0]
     dagster_run = instance.get_run_by_id(run.run_id)
     assert dagster_run is not None
     sensor = defs.resolve_sensor_def("publish_after_sweeps")
@@ -91,7 +92,8 @@ def test_a_failed_sweep_run_is_recorded_and_retried_once_when_transient(
 ) -> None:
     defs = project.definitions(launcher=unreachable_docker(tmp_path))
     cells, ladder = project.cells(H200_RECIPE)
-    run = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test")[0]
+    sweep = {"prompts_per_conc": 3}
+    run = run_cells_in_process(defs, instance, cells[:2], ladder, reason="test", sweep=sweep)[0]
     dagster_run = instance.get_run_by_id(run.run_id)
     assert dagster_run is not None and run.status == "FAILURE"
     sensor = defs.resolve_sensor_def("record_failed_sweeps")
@@ -103,6 +105,24 @@ def test_a_failed_sweep_run_is_recorded_and_retried_once_when_transient(
     assert retry.run_key == f"retry:{run.run_id}"
     assert retry.tags["inferx/retry"] == "1" and retry.tags["inferx/retry-of"] == run.run_id
     assert retry.tags[RANGE_START_TAG] == dagster_run.tags[RANGE_START_TAG]
+    # The retry measures points of the same size as the failed run (its op config).
+    assert retry.run_config == dagster_run.run_config
+    (op_config,) = retry.run_config["ops"].values()
+    assert op_config["config"] == sweep
     entries = list(RetryLedger(project.settings.state / "retries.jsonl").entries())
     assert len(entries) == 1 and entries[0].decision.retry
     assert {job.status for job in entries[0].failed} == {"launch-failed"}
+
+
+def test_a_run_status_tick_with_no_finished_run_is_dagsters_empty_result(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    # The sensors' descriptions quote this message: it changes only with Dagster.
+    defs = project.definitions()
+    for name in ("publish_after_sweeps", "record_failed_sweeps"):
+        first = tick(defs, name, instance, None)
+        assert first.skip_message.startswith(f"Initiating {name}.")
+        idle = tick(defs, name, instance, first.cursor)
+        assert idle.skip_message == "Sensor function returned an empty result"
+        description = defs.resolve_sensor_def(name).description
+        assert description is not None and idle.skip_message in description

@@ -130,3 +130,14 @@ def test_table_rows_show_their_configurations_score_and_badge(
     assert scored and all("below threshold" in line for line in scored)
     shown = sweep[(sweep[list(keys)].astype(str) == pd.Series(same)).all(axis=1)]
     assert not shown.empty
+
+
+def test_a_score_without_an_engine_version_beside_one_with_it() -> None:
+    """An imported InferenceX score has no engine version; in one frame with a scored one
+    pandas holds it as NaN, which the page shows as no version, not an error."""
+    known = _eval("a", 64, 0.95, True, 1)
+    imported = _eval("b", 32, 0.93, True, 2, engine_version=None)
+    evals = pd.DataFrame([known, imported])
+    evals.loc[evals["engine_version"].isna(), "engine_version"] = float("nan")
+    (group,) = accuracy_groups(evals, mark_rows(_throughput(known, imported), evals))
+    assert sorted((row.engine_version for row in group.rows), key=str) == ["0.5.9", None]

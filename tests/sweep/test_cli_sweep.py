@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import psutil
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.cli import cli
 from inferx_pipeline.sweep.artifacts import RESULT, ArtifactStore
+from tests.engines.jobs import recipe_jobs
 from tests.sweep.interrupt import assert_cancelled_cleanly, interrupt_after_first_point
 
 SEEDS = (
@@ -22,9 +24,14 @@ FAST_FLAGS = ("--num-prompts", "1", "--max-turns", "1", "--think-time-scale", "0
               "--time-scale", "0.001", "--load-time-s", "0")  # fmt: skip
 
 
-def _sweep(artifacts: Path, *flags: str) -> tuple[int, str]:
+def _invoke(artifacts: Path, *flags: str, columns: str | None = "200") -> Result:
+    """``inferx sweep`` on the fast simulator; ``columns=None`` unsets COLUMNS."""
     args = ["sweep", "--launcher", "sim", "--artifacts-dir", str(artifacts), *FAST_FLAGS, *flags]
-    result = CliRunner().invoke(cli, args, env={"COLUMNS": "200"})
+    return CliRunner().invoke(cli, args, env={"COLUMNS": columns})
+
+
+def _sweep(artifacts: Path, *flags: str) -> tuple[int, str]:
+    result = _invoke(artifacts, *flags)
     return result.exit_code, result.output
 
 
@@ -48,6 +55,45 @@ def test_rerun_reuses_and_failure_exits_one(tmp_path: Path) -> None:
     assert code == 0 and output.rstrip().endswith("8 jobs: 8 reused")
     code, output = _sweep(tmp_path / "other", *seed, "--point-deadline-s", "0.000001")
     assert code == 1 and output.rstrip().endswith("8 jobs: 8 result-invalid")
+
+
+def test_off_a_terminal_each_job_is_one_line_of_the_table(tmp_path: Path) -> None:
+    result = _invoke(tmp_path / "art", "--recipe", SEEDS[0], columns=None)  # CliRunner: a pipe
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    job_ids = [job.job_id for job in recipe_jobs(SEEDS[0])]
+    assert all(len([line for line in lines if f"│ {job_id} " in line]) == 1 for job_id in job_ids)
+    assert all(" ok " in line for line in lines if any(job in line for job in job_ids))
+
+
+def test_format_json_is_one_document_with_every_job(tmp_path: Path) -> None:
+    seed = ("--recipe", SEEDS[0], "--format", "json")
+    first = _invoke(tmp_path / "art", *seed, columns=None)
+    assert first.exit_code == 0, first.output
+    summary = json.loads(first.stdout)  # progress went to stderr
+    jobs = summary["jobs"]
+    assert [job["job_id"] for job in jobs] == [job.job_id for job in recipe_jobs(SEEDS[0])]
+    assert summary["counts"] == {"ok": 8} and summary["ok"] is True and summary["notes"] == []
+    assert {(job["status"], job["attempt"], job["reused"], job["slurm_job"]) for job in jobs} == {
+        ("ok", 1, False, None)
+    }
+    results = [RawResult.model_validate_json(Path(job["result_path"]).read_text()) for job in jobs]
+    assert [result.max_concurrency for result in results] == [job["conc"] for job in jobs]
+    again = json.loads(_invoke(tmp_path / "art", *seed).stdout)
+    assert again["counts"] == {"reused": 8} and again["run_id"] != summary["run_id"]
+    assert [(job["reused"], job["attempt"], job["result_path"]) for job in again["jobs"]] == [
+        (True, 1, job["result_path"]) for job in jobs
+    ]
+    failed = _invoke(tmp_path / "other", *seed, "--point-deadline-s", "0.000001")
+    assert failed.exit_code == 1, failed.output
+    assert json.loads(failed.stdout)["counts"] == {"result-invalid": 8}
+
+
+def test_help_documents_the_json_fields() -> None:
+    result = CliRunner().invoke(cli, ["sweep", "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert "--format [table|json]" in result.output
+    assert "  jobs[].result_path: Absolute path of the result file" in result.output
 
 
 def test_unknown_launcher_is_a_usage_error(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """``run_sweep``'s run record: written when stopping dead runs' servers fails (the sweep goes
-on, the failure noted), and when the sweep itself fails unexpectedly (then re-raised)."""
+on, the failure noted), and when the sweep itself fails unexpectedly (then re-raised); each
+point measured for the validity rules' minimum duration."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from inferx_pipeline.bench.validity import load_rules
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.ownership import Reaped
 from inferx_pipeline.matrix.job import BenchmarkJob
+from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.report import NullProgress
 from inferx_pipeline.sweep.runner import run_sweep
@@ -73,3 +76,18 @@ def test_an_unexpected_error_still_leaves_a_record_then_propagates(
     assert record is not None
     assert [line.status for line in record.outcomes] == ["cancelled", "cancelled"]
     assert record.outcomes[0].message == "sweep failed (RuntimeError('a bug')) before this job"
+
+
+def test_each_point_lasts_the_validity_rules_minimum(
+    seed_jobs: list[BenchmarkJob], catalog: Catalog, store: ArtifactStore,
+    policy: SweepPolicy, tmp_path: Path,
+) -> None:  # fmt: skip
+    rules = load_rules(Settings().catalog_dir / "bench-validity.yaml")
+    backend = sim_backend(catalog, tmp_path / "logs")
+    report = run_sweep(
+        seed_jobs[:1], backend=backend, artifacts=store, policy=policy, options=FAST,
+        validity=rules.model_copy(update={"min_duration_s": 0.3}),
+    )  # fmt: skip
+    result = report.outcomes[0].result
+    assert result is not None and result.min_duration_s == 0.3
+    assert result.duration >= 0.3 and result.num_prompts > result.dataset.num_prompts == 1
