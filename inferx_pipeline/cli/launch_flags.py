@@ -16,6 +16,17 @@ from inferx_pipeline.sweep.report import SweepOptions
 
 F = TypeVar("F", bound=Callable[..., object])
 
+# The simulator's clock, for `inferx sim serve` and every command that launches simulators.
+TIME_SCALE_OPTION = click.option(
+    "--time-scale",
+    type=float,
+    default=1.0,
+    show_default=True,
+    envvar=SIM_TIME_SCALE_ENV,
+    show_envvar=True,
+    help="Simulator: multiplies its simulated durations (0.05: 20 times faster).",
+)
+
 # SimOptions fields and the flags that set them.
 _SIM_FLAGS = {
     "time_scale": "--time-scale",
@@ -65,15 +76,7 @@ def launch_options(command: F) -> F:
         click.option(
             "--max-turns", type=int, default=None, help="Agentic: cut sessions at this turn."
         ),
-        click.option(
-            "--time-scale",
-            type=float,
-            default=1.0,
-            show_default=True,
-            envvar=SIM_TIME_SCALE_ENV,
-            show_envvar=True,
-            help="Simulator: multiplies its simulated durations (0.05: 20 times faster).",
-        ),
+        TIME_SCALE_OPTION,
         click.option("--load-time-s", type=float, default=None, help="Simulated model load, s."),
         click.option(
             "--sim-answer-key",

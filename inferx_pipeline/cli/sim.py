@@ -11,11 +11,12 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
+from inferx_pipeline.cli.launch_flags import TIME_SCALE_OPTION
 from inferx_pipeline.dryrun import GroupPrediction, predict_jobs
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sim.config import SIM_TIME_SCALE_ENV, SPEC_METHODS, SimConfig
+from inferx_pipeline.sim.config import SPEC_METHODS, SimConfig
 from inferx_pipeline.sim.predict import DEFAULT_PROMPTS_PER_CONC, PredictPoint, predict
 from inferx_pipeline.sim.server import serve_forever
 
@@ -78,15 +79,7 @@ def sim() -> None:
 @click.option("--load-time-s", type=float, default=3.0, show_default=True)
 @click.option("--error-rate", type=float, default=0.0, show_default=True)
 @click.option("--crash-after-tokens", type=int, default=None)
-@click.option(
-    "--time-scale",
-    type=float,
-    default=1.0,
-    show_default=True,
-    envvar=SIM_TIME_SCALE_ENV,
-    show_envvar=True,
-    help="Multiplies simulated durations (0.05: 20 times faster than real time).",
-)
+@TIME_SCALE_OPTION
 @click.option(
     "--answer-key",
     type=click.Path(path_type=Path, dir_okay=False),
