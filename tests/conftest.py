@@ -6,6 +6,9 @@ The session prints how many were skipped and fails when that is not zero.
 
 from __future__ import annotations
 
+import itertools
+from collections import defaultdict
+
 import pytest
 
 pytest_plugins: list[str] = [
@@ -35,3 +38,38 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Print the count of skipped tests on every run (it must be 0)."""
     terminalreporter.write_line(f"skipped tests: {_skipped(terminalreporter.config)}")
+
+
+# The marker of each private service, by the fixture that starts it: a test that uses the
+# fixture (directly or through another) carries the marker, so `-m` selects by service.
+SERVICE_MARKERS = {
+    "docker_engine": "docker",
+    "postgres_server": "postgres",
+    "chromium_browser": "chromium",
+    "registry": "registry",
+    "cpu_host": "vllm",
+    "sglang_python": "sglang",
+    "slurm_session": "slurm",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with the services its fixtures start (before ``-m`` deselects); in a
+    module marked ``shared_state``, every test with the services of all of them."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        for fixture, marker in SERVICE_MARKERS.items():
+            if fixture in names and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+    modules: dict[str, list[pytest.Item]] = defaultdict(list)
+    for item in items:
+        if item.get_closest_marker("shared_state") is not None:
+            modules[item.nodeid.split("::")[0]].append(item)
+    for together in modules.values():
+        services = {
+            m for i in together for m in SERVICE_MARKERS.values() if i.get_closest_marker(m)
+        }
+        for item, marker in itertools.product(together, sorted(services)):
+            if item.get_closest_marker(marker) is None:
+                item.add_marker(marker)

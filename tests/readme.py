@@ -146,6 +146,7 @@ class Shell:
     ) -> str:  # fmt: skip
         """Run README command ``text`` to its end; its stdout. Fails unless it exits 0."""
         script = self._script(text, values or {}, extra)
+        started = time.monotonic()
         done = subprocess.run(
             ["bash", "-c", script],
             cwd=self.cwd,
@@ -155,9 +156,16 @@ class Shell:
             timeout=timeout_s,
             check=False,
         )
+        self._timed(text, time.monotonic() - started)
         output = done.stdout + done.stderr
         assert done.returncode == 0, f"{script!r} exited {done.returncode}:\n{output[-4000:]}"
         return done.stdout
+
+    def _timed(self, text: str, seconds: float) -> None:
+        # Where the test's time goes, one line per command, under the test's output.
+        self.logs.mkdir(parents=True, exist_ok=True)
+        with (self.logs / "timings.tsv").open("a") as out:
+            out.write(f"{seconds:.1f}\t{text}\n")
 
     @contextmanager
     def serving(

@@ -63,31 +63,29 @@ USING_IT = (
     ".venv/bin/inferx import-inferencex evals DIR --image IMG",
     ".venv/bin/inferx materialize --recipe 'qwen3.8*' --prompts-per-conc 1",
     ".venv/bin/inferx backfill --recipe qwen3.827b-fp8-h200-vllm-mtp --images nightly-aaa "
-    "--images nightly-bbb --prompts-per-conc 1",
+    "--images nightly-bbb --conc 1,8 --prompts-per-conc 1",
     ".venv/bin/inferx images add vllm/vllm-openai:nightly-abc",
     ".venv/bin/inferx images list",
     ".venv/bin/inferx images prune --dry-run",
     ".venv/bin/inferx dagster pools",
     ".venv/bin/dg check defs && .venv/bin/dg list defs",
 )
+NGRAM = "tiny-qwen3-bf16-cpu-vllm-ngram"  # one tiny recipe: one server per launcher
 REAL_ENGINES = (
     "scripts/cpu-host",
     ".venv/bin/inferx validate",
     ".venv/bin/inferx sweep --recipe 'tiny-*' --launcher local",
     ".venv/bin/inferx materialize --recipe 'tiny-*' --launcher local",
     "scripts/build-vllm-cpu-image",
-    ".venv/bin/inferx sweep --recipe 'tiny-*' --launcher docker --pools POOLS",
+    f".venv/bin/inferx sweep --recipe {NGRAM} --launcher docker --pools POOLS",
 )
 SLURM = (
     "cp deploy/slurm-pools.example.yaml pools.yaml",
-    ".venv/bin/inferx sweep --recipe 'tiny-*' --launcher slurm --pools pools.yaml",
-    ".venv/bin/inferx materialize --recipe 'tiny-*' --launcher slurm --pools pools.yaml",
+    f".venv/bin/inferx sweep --recipe {NGRAM} --launcher slurm --pools pools.yaml",
+    f".venv/bin/inferx materialize --recipe {NGRAM} --launcher slurm --pools pools.yaml",
 )
 KEY = "KEY=inferx_pipeline/evals/data/gsm8k-inferx-test.jsonl"  # runs before its block's lines
-ANSWER_KEY = (
-    ".venv/bin/inferx sweep --evals-only --recipe tiny-qwen3-bf16-cpu-vllm-ngram "
-    "--sim-answer-key $KEY"
-)
+ANSWER_KEY = f".venv/bin/inferx sweep --evals-only --recipe {NGRAM} --sim-answer-key $KEY"
 # README commands not run here, each with the README's own reason.
 BENCHMARKS = "benchmarks print timings and are run by hand"
 EXCLUDED = {
@@ -102,6 +100,8 @@ DEMO_TIME_SCALE = 0.05  # demo-sized points: one request per unit of concurrency
 SERVED = (UI, SIM, BENCH, DG_DEV, SLURM_UI, KEYED_SIM)
 RUN = {DEMO, *USING_IT, *REAL_ENGINES, *SLURM, KEY, ANSWER_KEY, *SERVED}
 COMMANDS = readme_commands(README.read_text())
+# One state dir for the module, in order: deselecting a service deselects all of it.
+pytestmark = pytest.mark.shared_state
 
 
 def _free_port() -> int:
@@ -133,6 +133,8 @@ def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
     # The README's stated test variant: short points, a fast simulated clock.
     env[SIM_TIME_SCALE_ENV] = str(TEST_TIME_SCALE)
     copy = checkout_copy(base / "checkout", min_duration_s=TEST_MIN_DURATION_S)
+    # The copy is the project root: the package's own checkout would be, by default.
+    env["INFERX_ROOT"] = str(copy)
     yield Shell(COMMANDS, copy, env, base / "logs")
 
 
@@ -204,7 +206,11 @@ def test_using_it_in_order(shell: Shell) -> None:
         command: shell.run(command, {"DIR": str(EVALS_DIR), "IMG": EVALS_IMAGE})
         for command in USING_IT[4:]
     }
-    assert json.loads(outputs[USING_IT[5]]), "sweep --format json printed no JSON summary"
+    summary = json.loads(outputs[USING_IT[5]])
+    asked = {
+        json.loads(Path(j["result_path"]).read_text())["min_duration_s"] for j in summary["jobs"]
+    }
+    assert asked == {TEST_MIN_DURATION_S}, f"points did not use the copy's rules: {asked}"
     port = _free_port()
     with shell.serving(DG_DEV, _ui_ready(port), extra=f" --port {port}"):
         pass

@@ -9,23 +9,12 @@ from typing import TypeVar
 import click
 from pydantic import ValidationError
 
+from inferx_pipeline.cli.sim_flags import TIME_SCALE_OPTION
 from inferx_pipeline.engines.sim import SimOptions
-from inferx_pipeline.sim.config import SIM_TIME_SCALE_ENV
 from inferx_pipeline.sweep.launchers import LauncherChoice
 from inferx_pipeline.sweep.report import SweepOptions
 
 F = TypeVar("F", bound=Callable[..., object])
-
-# The simulator's clock, for `inferx sim serve` and every command that launches simulators.
-TIME_SCALE_OPTION = click.option(
-    "--time-scale",
-    type=float,
-    default=1.0,
-    show_default=True,
-    envvar=SIM_TIME_SCALE_ENV,
-    show_envvar=True,
-    help="Simulator: multiplies its simulated durations (0.05: 20 times faster).",
-)
 
 # SimOptions fields and the flags that set them.
 _SIM_FLAGS = {

@@ -11,7 +11,8 @@ import click
 from click.core import ParameterSource
 from pydantic import ValidationError
 
-from inferx_pipeline.cli.launch_flags import TIME_SCALE_OPTION
+from inferx_pipeline.cli.selection import CONCURRENCIES
+from inferx_pipeline.cli.sim_flags import TIME_SCALE_OPTION
 from inferx_pipeline.dryrun import GroupPrediction, predict_jobs
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
@@ -112,13 +113,19 @@ def serve(**options: Any) -> None:
 @click.option("--recipe", help="Recipe id (glob): predict each of its server groups instead.")
 @click.option("--isl", type=int, help="Prompt tokens per request (required without --recipe).")
 @click.option("--osl", type=int, help="Output tokens per request (required without --recipe).")
-@click.option("--concurrency", default=_LEVELS, show_default=True, help="With --recipe: its own.")
+@click.option(
+    "--concurrency",
+    type=CONCURRENCIES,
+    default=_LEVELS,
+    show_default=True,
+    help="With --recipe: its own.",
+)
 @click.option("--prompts-per-conc", type=int, default=DEFAULT_PROMPTS_PER_CONC, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per concurrency.")
 def predict_command(
     paths: tuple[Path, ...],
     recipe: str | None,
-    concurrency: str,
+    concurrency: tuple[int, ...],
     prompts_per_conc: int,
     as_json: bool,
     **options: Any,
@@ -129,7 +136,7 @@ def predict_command(
     is predicted at its concurrencies, on the simulator settings its sweep would use.
     """
     ctx = click.get_current_context()
-    levels = _levels(concurrency) if _given(ctx, "concurrency") else None
+    levels = list(concurrency) if _given(ctx, "concurrency") else None
     if recipe is not None:
         _refuse_given(ctx, [name for name in options if name != "catalog_dir"])
         _predict_recipe(recipe, paths, options["catalog_dir"], levels, prompts_per_conc, as_json)
@@ -140,15 +147,8 @@ def predict_command(
     for name, value in (("isl", isl), ("osl", osl)):
         if value is None:
             raise click.UsageError(f"Missing option '--{name}' (or give --recipe).")
-    points = predict(_config(options), isl, osl, levels or _levels(_LEVELS), prompts_per_conc)
+    points = predict(_config(options), isl, osl, levels or list(concurrency), prompts_per_conc)
     click.echo("\n".join(_render(points, as_json)))
-
-
-def _levels(concurrency: str) -> list[int]:
-    try:
-        return [int(part) for part in concurrency.split(",") if part.strip()]
-    except ValueError as err:
-        raise click.BadParameter(f"expected integers like 1,2,4; got {concurrency!r}") from err
 
 
 def _given(ctx: click.Context, name: str) -> bool:

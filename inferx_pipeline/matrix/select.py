@@ -1,4 +1,5 @@
-"""Selecting jobs: by recipe-id glob, SKU, framework, model family, scenario, new fingerprints.
+"""Selecting jobs: by recipe-id glob, SKU, framework, model family, scenario, concurrency,
+new fingerprints.
 
 ``Selection`` is the pydantic model behind ``inferx matrix``'s selection flags. Filters of
 different kinds combine with AND; values of one filter combine with OR; an empty filter
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.recipes.scenarios import ScenarioKind
@@ -27,6 +28,9 @@ class Selection(FrozenModel):
     frameworks: tuple[str, ...] = Field(default=(), description="Engine frameworks.")
     families: tuple[str, ...] = Field(default=(), description="Model families (model-prefix).")
     scenarios: tuple[ScenarioKind, ...] = Field(default=(), description="Scenario kinds.")
+    concurrencies: tuple[PositiveInt, ...] = Field(
+        default=(), description="Concurrencies: a job whose conc is one of them."
+    )
     recipe_ids: frozenset[str] | None = Field(
         default=None,
         description="Exact recipe ids (resolved from changed files or the changelog); "
@@ -46,6 +50,7 @@ class Selection(FrozenModel):
             not self.frameworks or job.engine.framework in self.frameworks,
             not self.families or job.model.family in self.families,
             not self.scenarios or job.scenario in self.scenarios,
+            not self.concurrencies or job.conc in self.concurrencies,
             self.recipe_ids is None or job.recipe_id in self.recipe_ids,
             self.known_fingerprints is None or job.fingerprint not in self.known_fingerprints,
         )

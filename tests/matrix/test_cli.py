@@ -51,3 +51,15 @@ def test_json_lists_jobs_with_commands() -> None:
     jobs = json.loads(result.output)
     assert jobs and all(j["engine"]["framework"] == "sglang" for j in jobs)
     assert all(j["server_command"].startswith("python3 -m sglang.launch_server") for j in jobs)
+
+
+def test_conc_keeps_those_concurrencies_and_refuses_a_bad_list() -> None:
+    runner = CliRunner()
+    args = ["matrix", "--format", "json", "--recipe", "qwen3.827b-fp8-h200-vllm-mtp"]
+    result = runner.invoke(cli, [*args, "--conc", "1,8", "--conc", "128"])
+    assert result.exit_code == 0, result.output
+    assert sorted(job["conc"] for job in json.loads(result.output)) == [1, 8, 128]
+    for bad in ("1,x", "0", ","):
+        result = runner.invoke(cli, [*args, "--conc", bad])
+        assert result.exit_code == 2, result.output
+        assert "Invalid value for '--conc'" in result.output, result.output

@@ -37,6 +37,11 @@ def test_filters_combine(
     assert len(select(jobs, Selection(families=("dsr1",), recipe_ids=frozenset({"dsr1-a"})))) == 6
     known = frozenset({jobs[0].fingerprint})
     assert {j.recipe_id for j in select(jobs, Selection(known_fingerprints=known))} == {"dsr1-b"}
+    levels = sorted({j.conc for j in jobs})
+    picked = select(jobs, Selection(recipes=("dsr1-a",), concurrencies=(levels[0], levels[-1])))
+    assert {j.conc for j in picked} == {levels[0], levels[-1]}
+    assert {j.recipe_id for j in picked} == {"dsr1-a"}
+    assert select(jobs, Selection(concurrencies=(max(levels) + 1,))) == []
 
 
 def test_changelog_globs_select_recipe_ids() -> None:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import get_args
 
@@ -162,3 +162,68 @@ def test_crashing_engine_exits_non_zero(server_process: list[subprocess.Popen[st
     assert process.stderr.read().strip().splitlines()[-1] == (
         "Error: simulated engine crashed after 3 generated tokens (--crash-after-tokens)"
     )
+
+
+# A meta-path finder that refuses the named top-level packages, as the simulator image
+# lacks them; then `inferx sim serve --help` imports the whole command module.
+_WITHOUT_PACKAGES = """
+import runpy, sys
+blocked = set(sys.argv[1].split(","))
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in blocked:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+sys.argv = ["inferx", "sim", "serve", "--help"]
+runpy.run_module("inferx_pipeline", run_name="__main__")
+"""
+
+
+def _closure(dists: Iterable[str]) -> set[str]:
+    """The distributions pip installs for ``dists`` (markers evaluated, no extras)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    seen: set[str] = set()
+    todo = [canonicalize_name(d) for d in dists]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            reqs = [Requirement(r) for r in requires(name) or []]
+        except PackageNotFoundError:  # a marker-excluded platform dependency
+            continue
+        todo += [
+            canonicalize_name(r.name)
+            for r in reqs
+            if r.marker is None or r.marker.evaluate({"extra": ""})
+        ]
+    return seen
+
+
+def test_sim_serve_imports_only_what_the_simulator_image_installs() -> None:
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    from tests.services.engine_images import SIM_RUNTIME_DISTS
+
+    image = _closure(SIM_RUNTIME_DISTS) | {"inferx-pipeline"}
+    blocked = sorted(
+        module
+        for module, dists in packages_distributions().items()
+        if not any(canonicalize_name(d) in image for d in dists)
+    )
+    assert {"docker", "dagster", "pandas"} <= set(blocked), blocked
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PACKAGES, ",".join(blocked)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--time-scale" in done.stdout
