@@ -107,8 +107,19 @@ def record_attempt(
     message: str = "",
     failure: Failure | None = None,
 ) -> AttemptManifest:
-    """Store the evidence and write the attempt's manifest (never overwriting one)."""
+    """Store the evidence and write the attempt's manifest (never overwriting one).
+
+    A measured result of an attempt the sweep did not accept (its server died as the
+    requests finished, a policy check failed) is stored invalid with the sweep's verdict
+    among its reasons, so that no reader of the result alone takes it for a good point.
+    """
     job = key.job
+    if evidence.result is not None and status != "ok" and evidence.result.valid:
+        verdict = f"{status}: {message.splitlines()[0]}" if message else status
+        reasons = [*evidence.result.invalid_reasons, verdict]
+        evidence.result = evidence.result.model_copy(
+            update={"valid": False, "invalid_reasons": reasons}
+        )
     manifest = AttemptManifest(
         job_id=job.job_id,
         fingerprint=job.fingerprint,

@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import LaunchError, PreflightError
 from inferx_pipeline.launch.fake import FakeLauncher, FakeScript
@@ -132,6 +133,12 @@ def test_acceptance_off_the_golden_target_is_result_invalid(
     report = _sweep(seed_jobs[:1], skewed, store, policy, num_prompts=2)  # > al_min_drafts
     assert report.outcomes[0].status == "result-invalid"
     assert "off the target 2.51" in report.outcomes[0].message
+    # The client found nothing wrong; the stored result carries the sweep's verdict.
+    manifest = report.outcomes[0].manifest
+    assert manifest is not None
+    stored = RawResult.model_validate_json(store.read(manifest.artifacts[RESULT]))
+    assert not stored.valid
+    assert any(r.startswith("result-invalid: ") for r in stored.invalid_reasons), stored
 
 
 def test_health_never_ready(
