@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -107,11 +108,14 @@ class DagsterDev:
                 start_new_session=True,
             )
 
-    def wait_ready(self, deadline_s: float) -> None:
-        """Poll ``/server_info`` until it answers; LaunchError (with the log tail) otherwise."""
+    def wait_ready(self, deadline_s: float, stopped: Callable[[], bool] = lambda: False) -> bool:
+        """Poll ``/server_info`` until it answers (True), or until ``stopped()`` (False);
+        LaunchError (with the log tail) when the server exits or the deadline passes."""
         assert self.process is not None, "start() first"
         deadline = time.monotonic() + deadline_s
         while time.monotonic() < deadline:
+            if stopped():
+                return False
             if self.process.poll() is not None:
                 raise LaunchError(
                     f"dagster dev exited with {self.process.returncode}: {self._tail()}"
@@ -119,7 +123,7 @@ class DagsterDev:
             try:
                 with urllib.request.urlopen(f"{self.url}/server_info", timeout=2) as answer:
                     if answer.status == 200:
-                        return
+                        return True
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(READY_POLL_S)  # polling a starting server, under a deadline

@@ -42,6 +42,7 @@ from inferx_pipeline.launch.docker_args import (
 from inferx_pipeline.launch.ownership import Owner, Reaped, orphaned
 from inferx_pipeline.launch.secrets import secret_values
 from inferx_pipeline.launch.spec import ServerSpec
+from inferx_pipeline.strict import FrozenModel
 
 LOG_JOIN_S = 10.0
 KILLED = 137  # 128 + SIGKILL: what a container removed from under us most likely met
@@ -50,6 +51,29 @@ LABEL_OWNER = "inferx.owner"
 DAEMON_ERRORS = (DockerException, RequestException)
 
 log = logging.getLogger(__name__)
+
+
+class ContainerSummary(FrozenModel):
+    """A container as the daemon's list answers it (no inspect per container)."""
+
+    id: str
+    name: str
+    labels: dict[str, str]
+
+
+def labelled_containers(client: docker.DockerClient, label: str) -> list[ContainerSummary]:
+    """The containers, running or not, carrying ``label`` (``key`` or ``key=value``).
+
+    One list call, never an inspect per container: docker-py's ``containers.list``
+    inspects each one it lists and raises NotFound for one removed meanwhile (its own
+    ``--rm``, another sweep), which would fail a scan that only looks for orphans.
+    """
+    return [
+        ContainerSummary(
+            id=entry["Id"], name=entry["Names"][0].lstrip("/"), labels=entry.get("Labels") or {}
+        )
+        for entry in client.api.containers(all=True, filters={"label": label})
+    ]
 
 
 def endpoint_host(docker_url: str) -> str:
@@ -266,7 +290,7 @@ class DockerLauncher:
         label = LABEL_RUN if run_id is None else f"{LABEL_RUN}={run_id}"
         self.log_dir.mkdir(parents=True, exist_ok=True)
         try:
-            found = self.client.containers.list(all=True, filters={"label": label})
+            found = labelled_containers(self.client, label)
         except DAEMON_ERRORS as err:
             raise LaunchError(f"listing containers of dead runs failed: {err}") from err
         removed, failed = [], {}
@@ -277,7 +301,7 @@ class DockerLauncher:
                 continue
             self._save_orphan_log(container)
             try:
-                container.remove(force=True)
+                self.client.api.remove_container(container.id, force=True)
             except NotFound:
                 pass  # removed meanwhile (its own --rm, another sweep): gone all the same
             except DAEMON_ERRORS as err:
@@ -286,10 +310,10 @@ class DockerLauncher:
             removed.append(container.name)
         return Reaped(kind="container", stopped=tuple(removed), failed=failed)
 
-    def _save_orphan_log(self, container: Any) -> None:
+    def _save_orphan_log(self, container: ContainerSummary) -> None:
         path = self.log_dir / f"orphan-{container.name}.log"
         try:
-            path.write_bytes(container.logs())
+            path.write_bytes(self.client.api.logs(container.id))
         except DAEMON_ERRORS as err:
             # Reported where the log would be: the container goes anyway.
             log.warning("orphan container %s: reading its log failed: %s", container.name, err)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import psutil
 import pytest
 
 from inferx_pipeline.defs.devserver import DagsterDev
@@ -181,10 +182,8 @@ def test_the_per_sku_pool_limit_holds_under_a_queue_of_runs(dev: Dev) -> None:
     assert overlapping, f"runs of different SKUs never overlapped: {spans}"
 
 
-def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: Path) -> None:
-    # As a script starts it: its own session, SIGINT ignored (the dagster dev trap).
-    port = _free_port()
-    env = {**os.environ, "INFERX_STATE_DIR": str(tmp_path / "state")}
+def _ui(tmp_path: Path, port: int, preexec_fn: Any = None) -> tuple[subprocess.Popen[bytes], Path]:
+    """``inferx dagster ui`` in its own session, state under ``tmp_path``; its output log."""
     log = tmp_path / "ui.log"
     inferx = Path(sys.executable).with_name("inferx")
     with log.open("wb") as out:
@@ -192,10 +191,17 @@ def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: 
             [str(inferx), "dagster", "ui", "--port", str(port)],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=env,
+            env={**os.environ, "INFERX_STATE_DIR": str(tmp_path / "state")},
             start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+            preexec_fn=preexec_fn,
         )
+    return proc, log
+
+
+def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: Path) -> None:
+    # As a script starts it: its own session, SIGINT ignored (the dagster dev trap).
+    port = _free_port()
+    proc, log = _ui(tmp_path, port, lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         deadline = time.monotonic() + READY_DEADLINE_S
         while b"Dagster UI: " not in log.read_bytes():
@@ -211,6 +217,39 @@ def test_inferx_dagster_ui_started_in_the_background_stops_on_sigterm(tmp_path: 
     assert "stopping dagster dev" in log.read_text()
     with pytest.raises(OSError):
         socket.create_connection(("127.0.0.1", port), timeout=2).close()
+
+
+def test_ctrl_c_while_the_ui_starts_stops_it_cleanly(tmp_path: Path) -> None:
+    # Ctrl-C reaches the command's group as soon as dagster dev has been spawned, before
+    # its webserver answers: the command exits 0 and leaves no dagster process behind.
+    state = tmp_path / "state"
+    proc, log = _ui(tmp_path, _free_port())
+    try:
+        deadline = time.monotonic() + READY_DEADLINE_S
+        while not (state / "logs" / "dagster-dev.log").exists():
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)  # polling for the spawned server's log, under a deadline
+        assert b"Dagster UI: " not in log.read_bytes()  # still starting
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.wait(60) == 0, log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert "stopping dagster dev" in log.read_text()
+    assert "Aborted" not in log.read_text()
+    assert _processes_naming(state) == []
+
+
+def _processes_naming(path: Path) -> list[int]:
+    """PIDs of the live processes whose command line names ``path``."""
+    found = []
+    for process in psutil.process_iter(["pid", "cmdline", "status"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if str(path) in cmdline and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(process.info["pid"])
+    return found
 
 
 UI_IMAGE = "vllm/vllm-openai:nightly-ui-test"

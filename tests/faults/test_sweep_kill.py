@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from inferx_pipeline.launch.docker import labelled_containers
 from inferx_pipeline.launch.docker_args import LABEL_RUN
 from inferx_pipeline.launch.ownership import ProcessLedger, group_members
-from tests.faults.serving import in_flight
+from tests.faults.serving import container_in_flight, in_flight
 from tests.faults.sweeps import Sweep, assert_points_intact, recorded
 from tests.services.docker_engine import DockerEngine
 from tests.services.vllm import TINY_RECIPE, CpuHost
@@ -89,11 +90,14 @@ def test_docker_sweep_signalled_mid_point_leaves_no_container(
     artifacts, client = tmp_path / "artifacts", docker_engine.client
 
     def ours() -> list[str]:
-        return [c.name for c in client.containers.list(all=True, filters={"label": LABEL_RUN})]
+        return [c.name for c in labelled_containers(client, LABEL_RUN)]
 
     sweep = Sweep(_docker_args(tmp_path, docker_engine, sim_image), env)
     try:
-        sweep.wait_until(lambda: recorded(artifacts) >= 1 and bool(ours()), "point")
+        # Mid-point, as for the simulator: a request running in the container.
+        sweep.wait_until(
+            lambda: recorded(artifacts) >= 1 and container_in_flight(client, LABEL_RUN), "point"
+        )
         code, output = sweep.signal(signum)
         if signum == signal.SIGTERM:
             assert code == 130, output
@@ -108,8 +112,8 @@ def test_docker_sweep_signalled_mid_point_leaves_no_container(
         assert_points_intact(artifacts)
     finally:
         sweep.stop()
-        for container in client.containers.list(all=True, filters={"label": LABEL_RUN}):
-            container.remove(force=True)
+        for container in labelled_containers(client, LABEL_RUN):
+            client.api.remove_container(container.id, force=True)
 
 
 @pytest.mark.timeout(3 * REAL_ENGINE_DEADLINE_S)

@@ -17,7 +17,13 @@ from docker.types import LogConfig
 
 from inferx_pipeline.errors import LaunchError, ServerExitedError
 from inferx_pipeline.launch.base import LogBuffer
-from inferx_pipeline.launch.docker import LABEL_OWNER, DockerHandle, DockerLauncher
+from inferx_pipeline.launch.docker import (
+    LABEL_OWNER,
+    ContainerSummary,
+    DockerHandle,
+    DockerLauncher,
+    labelled_containers,
+)
 from inferx_pipeline.launch.docker_args import LABEL_RUN, DockerOptions
 from inferx_pipeline.launch.ownership import Owner
 from tests.launch.owners import dead_owner
@@ -58,11 +64,8 @@ def _wait_exited(handle: DockerHandle) -> int:
     return status
 
 
-def _run_containers(engine: DockerEngine, run_id: str) -> list[Any]:
-    found: list[Any] = engine.client.containers.list(
-        all=True, filters={"label": f"inferx.run={run_id}"}
-    )
-    return found
+def _run_containers(engine: DockerEngine, run_id: str) -> list[ContainerSummary]:
+    return labelled_containers(engine.client, f"inferx.run={run_id}")
 
 
 def test_sim_container_runs_labelled_healthy_then_is_removed_with_logs_kept(

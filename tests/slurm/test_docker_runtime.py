@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from docker.models.containers import Container
 
 from inferx_pipeline.cli import cli
+from inferx_pipeline.launch.docker import ContainerSummary, labelled_containers
 from inferx_pipeline.launch.slurm import SlurmLauncher
 from inferx_pipeline.launch.slurm_script import LABEL_SLURM_JOB
 from tests.defs.conftest import Project
@@ -68,8 +68,8 @@ def _docker_pool(engine: DockerEngine, tmp_path: Path) -> dict[str, object]:
     }
 
 
-def _job_containers(engine: DockerEngine) -> list[Container]:
-    return list(engine.client.containers.list(all=True, filters={"label": LABEL_SLURM_JOB}))
+def _job_containers(engine: DockerEngine) -> list[ContainerSummary]:
+    return labelled_containers(engine.client, LABEL_SLURM_JOB)
 
 
 def _assert_containers_gone(engine: DockerEngine) -> None:
