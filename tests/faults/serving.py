@@ -65,8 +65,8 @@ def container_in_flight(client: docker.DockerClient, label: str) -> bool:
             ports += published
             continue
         try:
-            pid = client.api.inspect_container(summary["Id"])["State"]["Pid"]
-            ports += _listening([psutil.Process(pid), *psutil.Process(pid).children(True)])
+            root = psutil.Process(client.api.inspect_container(summary["Id"])["State"]["Pid"])
+            ports += _listening([root, *root.children(recursive=True)])
         except (docker.errors.NotFound, psutil.Error):  # gone while we looked
             continue
     return _any_running(ports)

@@ -50,10 +50,8 @@ def launcher(
         options=OPTIONS,
         environ={"HF_TOKEN": "hf_not_a_real_token_42"},
     )
-    for container in docker_engine.client.containers.list(
-        all=True, filters={"label": f"inferx.run={run_id}"}
-    ):
-        container.remove(force=True)
+    for container in _run_containers(docker_engine, run_id):
+        docker_engine.client.api.remove_container(container.id, force=True)
 
 
 def _wait_exited(handle: DockerHandle) -> int:
