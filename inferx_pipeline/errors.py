@@ -182,3 +182,12 @@ class ImageHistoryError(InferxError):
 
 class GitRepoError(InferxError):
     """A watched git repository cannot be cloned, fetched or read; carries git's stderr."""
+
+
+class ForgeError(InferxError):
+    """The forge (GitHub's REST API) refused or failed a call; carries its answer, never a token."""
+
+
+class PullRequestError(InferxError):
+    """A pull request cannot be swept as it stands (conflicting labels, a changelog line
+    deleted, a diff that cannot be read); says what to change on the PR."""

@@ -7,13 +7,17 @@
     for sha in repo.commits_since(cursor):    # oldest first, first-parent: a merge counts once
         paths = repo.changed_files(sha)
         tree = repo.export_tree(sha, state / "trees" / sha)
+    pr = repo.fetch_ref("refs/pull/12/head", "refs/inferx/pull/12/head")
+    paths = repo.changed_between(head, pr)    # what the PR changes, as GitHub's diff shows it
+    before = repo.file_at(head, "perf-changelog.yaml")   # bytes, or None when absent
 
 The mirror lives at ``mirror_dir/<name>-<hash of source>.git`` and holds only the watched
-branch. A force-push is followed (the fetch refspec is forced). When the cursor is no
-longer an ancestor of the branch head (history rewritten, or a SHA the mirror never had),
-``commits_since`` cannot tell what is new and returns only the head commit: the caller
-treats that as "everything may have changed" at the head rather than replaying commits
-that are gone.
+branch and the refs ``fetch_ref`` put beside it (pull request heads). A force-push is
+followed, a PR's as well as the branch's (the fetch refspecs are forced). When the cursor
+is no longer an ancestor of the branch head (history rewritten, or a SHA the mirror never
+had), ``commits_since`` cannot tell what is new and returns only the head commit: the
+caller treats that as "everything may have changed" at the head rather than replaying
+commits that are gone.
 
 ``run_git`` is the one way this package runs git: an argv list (no shell), a timeout,
 no terminal prompts, and ``GitRepoError`` with git's stderr on failure.
@@ -75,6 +79,12 @@ def run_git(
 
 def _lines(out: bytes) -> list[str]:
     return [line for line in out.decode().splitlines() if line]
+
+
+def commit_tree(state: Path, sha: str) -> Path:
+    """Where the tree of commit ``sha`` of the watched repository is exported (one folder
+    per commit, shared by the merged-recipe runs and the PR runs)."""
+    return state / "trees" / sha
 
 
 class WatchedRepo:
@@ -197,6 +207,70 @@ class WatchedRepo:
         else:
             out = self._git("diff", "--name-only", "--no-renames", "-z", parents[0], sha)
         return sorted(p for p in out.decode().split("\0") if p)
+
+    def fetch_ref(self, ref: str, local: str) -> str:
+        """Fetch the remote ``ref`` (a PR head: ``refs/pull/12/head``) into the mirror as ``local``.
+
+        Returns its SHA. Forced, so a force-pushed PR is followed. ``local`` must be a
+        full ref name other than the watched branch (``refs/inferx/pull/12/head``).
+        GitRepoError naming ``ref`` when the source does not have it.
+        """
+        if not local.startswith("refs/") or local == self._ref:
+            raise GitRepoError(
+                f"{self.mirror}: cannot fetch {ref} into {local!r}; expected a full ref name "
+                f"(refs/...) other than the watched branch {self._ref}"
+            )
+        with self._locked():
+            if not (self.mirror / "HEAD").is_file():
+                self._create()
+            self._git(
+                "fetch", "--quiet", "--no-tags", "--force", "origin", f"+{ref}:{local}",
+                what_to_do=(
+                    f"the pull request head {ref} could not be fetched from "
+                    f"{redact_url(self.source)}; check that the ref exists there (a closed "
+                    "PR's head may be gone)"
+                ),
+            )  # fmt: skip
+        return self._git("rev-parse", "--verify", f"{local}^{{commit}}").decode().strip()
+
+    def merge_base(self, a: str, b: str) -> str:
+        """The best common ancestor of commits ``a`` and ``b``; GitRepoError when none."""
+        self._require_mirror()
+        out = self._git(
+            "merge-base", a, b,
+            what_to_do=(
+                f"{a} and {b} share no history, or one is not in the mirror; fetch both first"
+            ),
+        )  # fmt: skip
+        return out.decode().strip()
+
+    def changed_between(self, base: str, head: str) -> list[str]:
+        """Paths changed on ``head`` since its merge base with ``base`` (git's ``base...head``).
+
+        What a pull request changes: commits on ``base`` after the branch point do not
+        count. Renames are reported as the old and the new path. Sorted,
+        repository-relative.
+        """
+        fork = self.merge_base(base, head)
+        out = self._git("diff", "--name-only", "--no-renames", "-z", fork, head)
+        return sorted(p for p in out.decode().split("\0") if p)
+
+    def file_at(self, sha: str, path: str) -> bytes | None:
+        """The content of file ``path`` (repository-relative) at commit ``sha``.
+
+        None when the commit has no file there (absent, or a directory). GitRepoError when
+        ``sha`` is not a commit in the mirror.
+        """
+        self._require_mirror()
+        listed = self._git(
+            "ls-tree", "-z", "--full-tree", sha, "--", path,
+            what_to_do=f"check that commit {sha} was fetched",
+        )  # fmt: skip
+        entry = listed.decode().rstrip("\0")
+        meta, _, name = entry.partition("\t")
+        if name != path or meta.split(" ")[1:2] != ["blob"]:
+            return None
+        return self._git("cat-file", "blob", meta.split(" ")[2])
 
     def export_tree(self, sha: str, dest: Path) -> Path:
         """Write commit ``sha``'s tree to ``dest`` and return it; an existing ``dest`` is kept.

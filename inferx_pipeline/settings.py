@@ -55,6 +55,24 @@ class Settings(BaseSettings):
         default=None, description="Git repository (path or URL) the recipe-change sensor watches."
     )
     recipes_branch: str = Field(default="main", description="Branch of recipes_repo to watch.")
+    forge_repo: str | None = Field(
+        default=None,
+        description="The recipe repository on its forge, OWNER/NAME, whose labeled pull requests "
+        "are swept as unofficial runs; default none (no pull request is watched).",
+    )
+    forge_api: str = Field(
+        default="https://api.github.com", description="The forge's REST API base URL."
+    )
+    forge_token_env: str = Field(
+        default="GITHUB_TOKEN",
+        description="Name of the environment variable holding the forge token (read at call "
+        "time, never stored); without it PRs are read anonymously and reports not posted.",
+    )
+    site_url: str | None = Field(
+        default=None,
+        description="Public base URL of the leaderboard site, for links in PR reports; default "
+        "the site directory's file URL.",
+    )
     code_url: str | None = Field(
         default=None,
         description="Web URL of this repository (https://github.com/ORG/REPO): the Dagster UI "

@@ -31,8 +31,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Reference data: the catalog (SKUs, models) and golden acceptance curves.
     ("catalog", "golden"),
     # Parts that know no recipe: image references and registries, launchers, the load
-    # generator, the simulated engine.
-    ("images", "launch", "bench", "sim"),
+    # generator, the simulated engine, the forge (pull requests, labels, comments).
+    ("images", "launch", "bench", "sim", "forge"),
     ("recipes",),
     ("matrix",),
     # What runs one job: its server command, its accuracy eval.
@@ -41,9 +41,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("conformance",),
     # The checked matrix a person asks for (inferx matrix, inferx validate).
     ("plan",),
+    # What a pull request runs: its labels, the jobs its diff changes, its canary.
+    ("prs",),
     ("sweep",),
     ("results", "leaderboard"),
-    ("pipeline", "dryrun"),
+    ("pipeline", "dryrun", "pr_run"),
     ("defs",),
     ("cli", "__main__"),
 )  # fmt: skip

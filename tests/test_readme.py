@@ -30,9 +30,13 @@ from playwright.sync_api import Error as PlaywrightError
 
 from inferx_pipeline.sim.config import SIM_TIME_SCALE_ENV
 from tests import readme_ui as ui
+from tests.gittools import IDENTITY, isolate_git
 from tests.paths import ROOT
+from tests.prs.pulls import OWNER, REPO, Forge, recipe_file
 from tests.readme import README, Shell, checkout_copy, http_ok, readme_commands
 from tests.services.docker_engine import DockerEngine
+from tests.services.forge_standin import ForgeStandin
+from tests.services.git_http import ServedRepo
 from tests.services.slurm_cluster import Cluster
 from tests.services.vllm import CpuHost
 from tests.slurm.conftest import write_pools
@@ -84,6 +88,11 @@ SLURM = (
     f".venv/bin/inferx sweep --recipe {NGRAM} --launcher slurm --pools pools.yaml",
     f".venv/bin/inferx materialize --recipe {NGRAM} --launcher slurm --pools pools.yaml",
 )
+PULLS = (
+    ".venv/bin/inferx pr list",
+    ".venv/bin/inferx pr run N --launcher sim --prompts-per-conc 1",
+    ".venv/bin/inferx pr report N",
+)
 KEY = "KEY=inferx_pipeline/evals/data/gsm8k-inferx-test.jsonl"  # runs before its block's lines
 ANSWER_KEY = f".venv/bin/inferx sweep --evals-only --recipe {NGRAM} --sim-answer-key $KEY"
 # README commands not run here, each with the README's own reason.
@@ -98,7 +107,7 @@ TEST_MIN_DURATION_S = 1.0
 TEST_TIME_SCALE = 0.5
 DEMO_TIME_SCALE = 0.05  # demo-sized points: one request per unit of concurrency
 SERVED = (UI, SIM, BENCH, DG_DEV, SLURM_UI, KEYED_SIM)
-RUN = {DEMO, *USING_IT, *REAL_ENGINES, *SLURM, KEY, ANSWER_KEY, *SERVED}
+RUN = {DEMO, *USING_IT, *REAL_ENGINES, *SLURM, *PULLS, KEY, ANSWER_KEY, *SERVED}
 COMMANDS = readme_commands(README.read_text())
 # One state dir for the module, in order: deselecting a service deselects all of it.
 pytestmark = pytest.mark.shared_state
@@ -222,6 +231,31 @@ def test_the_simulator_answers_from_a_key(shell: Shell, lm_eval_python: Path) ->
         pass
     output = shell.run(ANSWER_KEY, env={"INFERX_LM_EVAL_PYTHON": str(lm_eval_python)})
     assert "1.0" in output, output
+
+
+@pytest.mark.timeout(600)
+def test_pull_requests(shell: Shell, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_git(monkeypatch)
+    seed = "qwen3.827b-fp8-h200-vllm-mtp"
+    with ServedRepo(tmp_path / "served") as served, ForgeStandin(OWNER, REPO) as github:
+        forge = Forge(served, github, tmp_path)
+        forge.start(seed)
+        path = recipe_file(seed)
+        head = forge.open_pr(7, {path: (ROOT / path).read_text()}, ["full-sweep-fail-fast"])
+        env = {
+            "INFERX_FORGE_REPO": f"{OWNER}/{REPO}",
+            "INFERX_FORGE_API": github.url,
+            "INFERX_RECIPES_REPO": served.url,
+            "GITHUB_TOKEN": "",  # whatever this machine holds: the stand-in wants none
+            **IDENTITY,
+        }
+        listed = shell.run(PULLS[0], env=env)
+        assert f"#7\t{head[:12]}\tfull-sweep-fail-fast\tfull-sweep-fail-fast" in listed, listed
+        swept = shell.run(PULLS[1], {"N": "7"}, env=env)
+        assert f"PR #7 @ {head[:12]}: swept" in swept, swept
+        report = shell.run(PULLS[2], {"N": "7"}, env=env)
+    assert report.startswith("### inferx unofficial run") and "PR #7" in report, report
+    assert github.comment_bodies(7) == []  # no token: the report is not posted
 
 
 def _docker_pools(path: Path, engine: DockerEngine, host: CpuHost) -> Path:

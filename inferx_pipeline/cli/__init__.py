@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "backfill": "inferx_pipeline.cli.backfill:backfill",
     "images": "inferx_pipeline.cli.images:images",
     "dagster": "inferx_pipeline.cli.dagster:dagster",
+    "pr": "inferx_pipeline.cli.pr:pr",
 }
 
 

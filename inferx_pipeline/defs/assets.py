@@ -47,9 +47,10 @@ from inferx_pipeline.defs.resources import (
     ProjectResource,
     ResultsResource,
 )
-from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
+from inferx_pipeline.defs.tags import COMMIT_TAG
 from inferx_pipeline.defs.versions import tree_version
 from inferx_pipeline.errors import ImageRefError
+from inferx_pipeline.gitrepo import commit_tree
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.matrix.job import BenchmarkJob
@@ -57,6 +58,7 @@ from inferx_pipeline.matrix.partitions import Cell, cell_jobs, pinned_cells
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.recipes.loader import load_recipes
+from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import ArtifactStore
 from inferx_pipeline.sweep.groups import ServerGroup
@@ -129,7 +131,10 @@ def recipes(project: ProjectResource) -> dg.MaterializeResult:
     settings = project.settings()
     catalog = cached_catalog(settings.catalog_dir)
     loaded = load_recipes(
-        (settings.recipes_dir,), catalog=catalog, golden=load_golden(settings.golden_dir)
+        (settings.recipes_dir,),
+        catalog=catalog,
+        golden=load_golden(settings.golden_dir),
+        policy=cached_policy(settings.catalog_dir),
     )
     check = dg.AssetCheckResult(
         check_name=POLICY_CHECK,

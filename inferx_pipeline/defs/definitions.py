@@ -25,6 +25,7 @@ files (and at ``INFERX_CODE_URL`` when set). The results assets carry freshness 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -48,6 +49,7 @@ from inferx_pipeline.defs.assets import (
 )
 from inferx_pipeline.defs.freshness import load_freshness, with_freshness
 from inferx_pipeline.defs.jobs import publish_job, sweep_job
+from inferx_pipeline.defs.pulls import ForgeResource, pr_job, pull_requests
 from inferx_pipeline.defs.resources import (
     EvalsResource,
     LauncherResource,
@@ -120,6 +122,14 @@ def default_resources(settings: Settings) -> dict[str, object]:
         "recipes_repo": RecipeRepoResource(
             source=settings.recipes_repo, branch=settings.recipes_branch
         ),
+        # The token by variable name only, and only when set (an unset EnvVar fails to load).
+        "forge": ForgeResource(
+            repo=settings.forge_repo,
+            api_url=settings.forge_api,
+            token=dg.EnvVar(settings.forge_token_env)
+            if os.environ.get(settings.forge_token_env)
+            else None,
+        ),
     }
 
 
@@ -160,8 +170,9 @@ def build_definitions(
             load_freshness(settings.catalog_dir),
             settings.catalog_dir,
         ),
-        jobs=[*jobs, publish_job],
+        jobs=[*jobs, publish_job, pr_job],
         sensors=[
+            pull_requests,
             image_sensor(ladder_of, jobs),
             curve_sensor(ladder_of, jobs),
             git_sensor(ladder_of, jobs),

@@ -37,9 +37,9 @@ from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.defs.partitions import add_requests
 from inferx_pipeline.defs.requests import cell_requests
 from inferx_pipeline.defs.resources import ProjectResource, RecipeRepoResource
-from inferx_pipeline.defs.tags import COMMIT_TAG, commit_tree
+from inferx_pipeline.defs.tags import COMMIT_TAG
 from inferx_pipeline.errors import GitRepoError, InferxError, RegistryError
-from inferx_pipeline.gitrepo import WatchedRepo, redact_url
+from inferx_pipeline.gitrepo import WatchedRepo, commit_tree, redact_url
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.refs import ImageRef
 from inferx_pipeline.images.registry import Registries, RegistryClient
@@ -48,6 +48,7 @@ from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell, follows_new, partitioned, pinned_cells
 from inferx_pipeline.plan.build import MatrixRequest, load_matrix
 from inferx_pipeline.recipes.loader import load_recipes
+from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings
 
 Ladders = Mapping[str, Sequence[int]]
@@ -272,6 +273,7 @@ def _commit_cells(repo: WatchedRepo, sha: str, settings: Settings) -> list[Cell]
         (at_commit.recipes_dir,),
         catalog=cached_catalog(at_commit.catalog_dir),
         golden=load_golden(at_commit.golden_dir),
+        policy=cached_policy(at_commit.catalog_dir),
         run_policy=False,
     )
     changed = [tree / path for path in repo.changed_files(sha)]

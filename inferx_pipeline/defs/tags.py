@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 # Why a run was requested: a sensor's trigger, a backfill, the command line.
 REASON_TAG = "inferx/reason"
 # A run the merged-recipe sensor requested measures the recipes as of this commit.
@@ -18,8 +16,3 @@ ROOT_TAG = "inferx/root"
 OPTIONS_TAG = "inferx/options"
 # The version of the rules that judged the run's points (sweep policy + bench validity).
 POLICY_TAG = "inferx/validity-policy"
-
-
-def commit_tree(state: Path, sha: str) -> Path:
-    """Where the tree of commit ``sha`` of the watched repository is exported."""
-    return state / "trees" / sha

@@ -5,6 +5,10 @@ renaming a symlink over ``out`` (``builds.py``), so a reader never sees half a s
 finds ``out`` missing, and pages of vanished groups do not linger. A directory that is
 not a previous build (no ``manifest.json``) is never replaced. One build of a site runs
 at a time (a lock on ``<out>.lock``): a second waits, then builds afresh.
+
+Rows of pull requests' unofficial runs never reach the official pages: they are split off
+first (``unofficial.split_runs``) and make the pages under ``unofficial/``
+(``site/unofficial_pages.py``), each run beside its official baseline.
 """
 
 from __future__ import annotations
@@ -27,13 +31,17 @@ from inferx_pipeline.leaderboard.board import Leaderboard, compute_leaderboard
 from inferx_pipeline.leaderboard.builds import activate, new_build
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, load_leaderboard_config
 from inferx_pipeline.leaderboard.regressions import alerts_document
-from inferx_pipeline.leaderboard.site import pages
+from inferx_pipeline.leaderboard.site import pages, unofficial_pages
 from inferx_pipeline.leaderboard.site.exports import write_downloads
 from inferx_pipeline.leaderboard.site.render import unique_slugs
+from inferx_pipeline.leaderboard.unofficial import RunView, UnofficialRuns, run_views, split_runs
 from inferx_pipeline.locks import file_lock
 from inferx_pipeline.strict import FrozenModel
 
-PageKind = Literal["overview", "model", "history", "table", "accuracy"]
+PageKind = Literal[
+    "overview", "model", "history", "table", "accuracy",
+    "unofficial-runs", "unofficial-run", "unofficial-accuracy",
+]  # fmt: skip
 MANIFEST = "manifest.json"
 
 
@@ -63,24 +71,39 @@ def build_site(
     generated_at: datetime | None = None,
     latest: pd.DataFrame | None = None,
     accuracy: Sequence[AccuracyGroup] = (),
+    unofficial: UnofficialRuns | None = None,
 ) -> SiteManifest:
     """Compute the leaderboard of ``frame`` (ResultRecord columns) and write the site to ``out``.
 
     ``frame`` and ``latest`` are as for ``board.compute_leaderboard``; ``accuracy`` fills
-    the accuracy page (``leaderboard.accuracy``). Raises
-    LeaderboardError when a frame lacks columns or ``out`` exists but is not a previous
-    site build. ``generated_at`` defaults to now (UTC).
+    the accuracy page (``leaderboard.accuracy``). Rows of pull requests' runs (with a
+    ``pr_number``) in ``frame`` or ``latest`` are left out of the official pages; they
+    make the unofficial-run pages, compared with ``frame``'s official rows, unless
+    ``unofficial`` gives those pages' rows, baseline and evals. Raises LeaderboardError
+    when a frame lacks columns or ``out`` exists but is not a previous site build.
+    ``generated_at`` defaults to now (UTC).
     """
+    frame, found = split_runs(frame)
+    latest = split_runs(latest)[0] if latest is not None else None
+    runs = run_views(
+        unofficial if unofficial is not None else UnofficialRuns(rows=found, baseline=frame), config
+    )
     board = compute_leaderboard(frame, catalog, config, latest)
-    return write_site(board, out, catalog, config, generated_at or datetime.now(UTC), accuracy)
+    at = generated_at or datetime.now(UTC)
+    return write_site(board, out, catalog, config, at, accuracy, runs)
 
 
 def build_site_from_store(
     url: str, out: Path, catalog_dir: Path, generated_at: datetime | None = None
 ) -> SiteManifest:
-    """Read what the leaderboard needs from the results store at ``url`` and build the site."""
+    """Read what the leaderboard needs from the results store at ``url`` (the unofficial
+    runs too: ``source.read_unofficial``) and build the site."""
     # The DB layer only when asked for.
-    from inferx_pipeline.leaderboard.source import read_accuracy, read_board_frames
+    from inferx_pipeline.leaderboard.source import (
+        read_accuracy,
+        read_board_frames,
+        read_unofficial,
+    )
     from inferx_pipeline.results.store import ResultStore
 
     config = load_leaderboard_config(catalog_dir)
@@ -88,10 +111,11 @@ def build_site_from_store(
     try:
         history, latest = read_board_frames(store, config)
         accuracy = read_accuracy(store)
+        unofficial = read_unofficial(store, config.default_stat)
     finally:
         store.close()
     catalog = cached_catalog(catalog_dir)
-    return build_site(history, out, catalog, config, generated_at, latest, accuracy)
+    return build_site(history, out, catalog, config, generated_at, latest, accuracy, unofficial)
 
 
 def write_site(
@@ -101,10 +125,12 @@ def write_site(
     config: LeaderboardConfig,
     generated_at: datetime,
     accuracy: Sequence[AccuracyGroup] = (),
+    runs: Sequence[RunView] = (),
 ) -> SiteManifest:
-    """Write every page, asset and download of ``board``, then swap the directory in."""
+    """Write every page, asset and download of ``board`` and the pages of the unofficial
+    ``runs`` (``unofficial.run_views``), then swap the directory in."""
     with file_lock(out.with_name(out.name + ".lock")):
-        return _write_locked(board, out, catalog, config, generated_at, accuracy)
+        return _write_locked(board, out, catalog, config, generated_at, accuracy, runs)
 
 
 def _write_locked(
@@ -114,6 +140,7 @@ def _write_locked(
     config: LeaderboardConfig,
     generated_at: datetime,
     accuracy: Sequence[AccuracyGroup],
+    runs: Sequence[RunView],
 ) -> SiteManifest:
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise LeaderboardError(
@@ -121,7 +148,7 @@ def _write_locked(
             "choose an empty or new --out directory"
         )
     staging = new_build(out)
-    manifest = _write_all(board, staging, catalog, config, generated_at, out, accuracy)
+    manifest = _write_all(board, staging, catalog, config, generated_at, out, accuracy, runs)
     (staging / MANIFEST).write_text(manifest.model_dump_json(indent=1))
     activate(out, staging)
     return manifest
@@ -135,6 +162,7 @@ def _write_all(
     generated_at: datetime,
     final: Path,
     accuracy: Sequence[AccuracyGroup],
+    runs: Sequence[RunView],
 ) -> SiteManifest:
     _write_assets(root)
     writer = pages.PageWriter(root, config, catalog.prices.tiers, generated_at)
@@ -164,18 +192,33 @@ def _write_all(
     entries.append(PageEntry(path=rel, kind="table", title="Table"))
     rel = pages.write_accuracy(writer, accuracy)
     entries.append(PageEntry(path=rel, kind="accuracy", title="Accuracy"))
+    entries += _write_unofficial(writer, runs)
     downloads = _write_data(board, root, table, config, generated_at)
     counts |= {
         "rows": len(board.rows), "current_rows": len(board.current),
         "groups": int(board.tiers.drop_duplicates(["model", "workload", "label"]).shape[0]),
         "tier_values": len(board.tiers), "reached_tier_values": len(board.ranked),
         "episodes": episode_count, "open_episodes": int(board.episodes["open"].sum()),
-        "pages": len(entries),
+        "unofficial_runs": len(runs), "pages": len(entries),
     }  # fmt: skip
     return SiteManifest(
         out_dir=str(final), generated_at=generated_at, pages=tuple(entries),
         downloads=tuple(downloads), counts=counts,
     )  # fmt: skip
+
+
+def _write_unofficial(writer: pages.PageWriter, runs: Sequence[RunView]) -> list[PageEntry]:
+    """The index of unofficial runs (written when there are none, too) and each run's two
+    pages."""
+    rel = unofficial_pages.write_runs_index(writer, runs)
+    entries = [PageEntry(path=rel, kind="unofficial-runs", title="Unofficial runs")]
+    for view in runs:
+        title = f"PR #{view.entry.pr_number} · run {view.entry.run_id}"
+        rel = unofficial_pages.write_run_page(writer, view)
+        entries.append(PageEntry(path=rel, kind="unofficial-run", title=title))
+        rel = unofficial_pages.write_run_accuracy(writer, view)
+        entries.append(PageEntry(path=rel, kind="unofficial-accuracy", title=title))
+    return entries
 
 
 def _write_assets(root: Path) -> None:

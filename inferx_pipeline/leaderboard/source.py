@@ -5,26 +5,36 @@ in SQL to the rows ``frame.prepare`` keeps; the newest image of each recipe is f
 those, and only its rows are read again with every ``LEADERBOARD_COLUMNS`` column for the
 fronts, tiers and pages. On a million rows this reads about half the cells one query of
 all columns would.
+
+Pull requests' unofficial runs are read apart (``read_unofficial``): their rows, the
+official rows of their recipes (the baseline) and their eval scores, which the official
+accuracy page leaves out (``read_accuracy``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pandas as pd
 
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
-from inferx_pipeline.leaderboard.config import LeaderboardConfig
+from inferx_pipeline.leaderboard.compare import compare_columns
+from inferx_pipeline.leaderboard.config import LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.frame import LEADERBOARD_COLUMNS, history_columns, newest_images
 from inferx_pipeline.leaderboard.pareto import interactivity_column
+from inferx_pipeline.leaderboard.unofficial import UnofficialRuns
 from inferx_pipeline.results.configs import CONFIG_FIELDS
 from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.gate import mark_rows
+from inferx_pipeline.results.pull_runs import baseline_recipes, read_pull_runs
 from inferx_pipeline.results.store import ResultStore
 
 # The rows prepare() keeps, as SQL: valid, status ok, positive throughput and interactivity.
 SHOWN = ResultFilter(valid_only=True, statuses=("ok",), measured_only=True)
+# Every row of pull requests' unofficial runs, failed and invalid ones too.
+UNOFFICIAL = ResultFilter(pull_requests="only")
 # (recipe, image) pairs per query: two bound parameters each, under SQLite's 32,766.
 PAIRS_PER_QUERY = 10_000
 
@@ -50,11 +60,35 @@ def read_board_frames(
 
 
 def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:
-    """The accuracy page's groups: every stored eval score, and the shown throughput rows
-    of its configuration the gate marks. Raises StoreError when a query fails."""
+    """The accuracy page's groups: every stored eval score but those of pull requests'
+    runs, and the shown throughput rows of its configuration the gate marks. Raises
+    StoreError when a query fails."""
     evals = read_evals(store)
+    evals = evals.loc[evals["pr_number"].isna()]
     rows = store.read_frame(SHOWN, ("fingerprint", "image_digest", *CONFIG_FIELDS))
     return accuracy_groups(evals, mark_rows(rows, evals))
+
+
+def read_unofficial(store: ResultStore, stat: Stat) -> UnofficialRuns:
+    """Every unofficial run's rows (all columns), the shown official rows of their recipes
+    and of the baseline recipes their PRs named (``results.pull_runs``), with the columns
+    ``compare.compare_run`` reads at ``stat``, and the runs' eval rows. Raises StoreError
+    when a query fails."""
+    named = baseline_recipes(read_pull_runs(store))
+    rows = store.read_frame(UNOFFICIAL)
+    recipes = tuple(sorted({*rows["recipe_id"].astype(str), *named.values()}))
+    # No recipe: an empty read of the same columns (an empty filter would mean "any").
+    wanted = SHOWN.model_copy(update={"recipe_ids": recipes or ("",)})
+    baseline = store.read_frame(wanted, compare_columns(stat))
+    runs = UnofficialRuns(rows=rows, baseline=baseline, baseline_recipes=named)
+    if rows.empty:
+        return runs
+    evals = read_evals(store)
+    mine = evals.loc[
+        evals["pr_number"].notna()
+        & evals["run_id"].astype(str).isin(set(rows["run_id"].astype(str)))
+    ]
+    return replace(runs, evals=mine)
 
 
 def _images(pairs: tuple[tuple[str, str], ...]) -> ResultFilter:

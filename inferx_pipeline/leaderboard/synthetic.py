@@ -42,6 +42,7 @@ RECORD_DEFAULTS: dict[str, object] = {
     "valid": True, "source": "inferx", "artifact_sha256": "a" * 64, "artifacts": "{}",
     "slurm_job_id": None, "slurm_cluster": None,
     **{f"e2e_intvty_{s}": None for s in _STAT_SCALE},
+    "pr_number": None, "head_sha": None, "measured_in": None,
 }  # fmt: skip
 RECORD_COLUMNS: tuple[str, ...] = tuple(RECORD_DEFAULTS)
 

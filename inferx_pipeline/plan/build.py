@@ -98,6 +98,7 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
         request.paths or (settings.recipes_dir,),
         catalog=catalog,
         golden=golden,
+        policy=cached_policy(settings.catalog_dir),  # the root's rules, not the environment's
         run_policy=request.policy,
     )
     if request.policy:

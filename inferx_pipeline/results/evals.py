@@ -27,7 +27,7 @@ from inferx_pipeline.errors import StoreError
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.results import checks
 from inferx_pipeline.results.configs import config_id
-from inferx_pipeline.results.record import Source
+from inferx_pipeline.results.record import PULL_COLUMNS, Source
 from inferx_pipeline.results.store import IngestReport, ResultStore
 from inferx_pipeline.results.tables import EVALS
 from inferx_pipeline.strict import FrozenModel
@@ -41,7 +41,8 @@ FROM_METADATA = (
     "isl", "osl", "tp", "ep", "dp_attn", "spec_method", "thinking", "conc", "run_id",
     "attempt", "simulated",
 )  # fmt: skip
-# Of those, the ones a sweep's metadata leaves out when null (an agentic job has no ISL/OSL).
+# Of those, the ones a sweep's metadata leaves out when null (an agentic job has no ISL/OSL);
+# the PR marks (record.PULL_COLUMNS) are likewise absent from official runs' metadata.
 NULLABLE_METADATA = ("image_digest", "engine_version", "isl", "osl")
 
 
@@ -93,6 +94,13 @@ class EvalRecord(FrozenModel):
     artifact_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     artifacts: str = Field(description="JSON object text: artifact name -> sha256.")
     source: Source = Field(description="inferx (our sweep) or inferencex (imported).")
+    pr_number: int | None = Field(
+        default=None, ge=1, description="The pull request of an unofficial run; None: official."
+    )
+    head_sha: str | None = Field(default=None, description="The PR head commit it scored.")
+    measured_in: str | None = Field(
+        default=None, description="The run that scored it, when this run took it over."
+    )
 
 
 def eval_record(doc: EvalResult, artifact_sha256: str, source: Source = "inferx") -> EvalRecord:
@@ -107,7 +115,7 @@ def eval_record(doc: EvalResult, artifact_sha256: str, source: Source = "inferx"
     judged = min(doc.filters, key=lambda score: score.exact_match)
     identity = {k: meta.get(k) for k in ("recipe_id", "job_id", "fingerprint")}
     digest = json.dumps({**identity, "run": meta.get("run_id"), "attempt": meta.get("attempt")})
-    fields = {name: meta.get(name) for name in NULLABLE_METADATA}
+    fields = {name: meta.get(name) for name in (*NULLABLE_METADATA, *PULL_COLUMNS)}
     fields |= {name: meta[name] for name in FROM_METADATA if name in meta}
     try:
         return EvalRecord(

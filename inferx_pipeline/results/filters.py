@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal
 
 from pydantic import Field
 from sqlalchemy import ColumnElement, tuple_
@@ -53,6 +54,13 @@ class ResultFilter(StrictModel):
     simulated: bool | None = Field(default=None, description="Only simulated (or only real).")
     since: datetime | None = Field(default=None, description="started_at >= since (UTC).")
     until: datetime | None = Field(default=None, description="started_at < until (UTC).")
+    pull_requests: Literal["exclude", "include", "only"] = Field(
+        default="exclude",
+        description="Rows of pull requests' unofficial runs: left out (the official view, "
+        "the default), included, or the only ones read.",
+    )
+    pr_numbers: tuple[int, ...] = Field(default=(), description="Only these pull requests.")
+    run_ids: tuple[str, ...] = Field(default=(), description="Only these runs.")
 
 
 def where_clauses(filters: ResultFilter) -> list[ColumnElement[bool]]:
@@ -78,4 +86,12 @@ def where_clauses(filters: ResultFilter) -> list[ColumnElement[bool]]:
         clauses.append(RESULTS.c.started_at >= filters.since)
     if filters.until is not None:
         clauses.append(RESULTS.c.started_at < filters.until)
+    if filters.pull_requests == "exclude":
+        clauses.append(RESULTS.c.pr_number.is_(None))
+    elif filters.pull_requests == "only":
+        clauses.append(RESULTS.c.pr_number.is_not(None))
+    if filters.pr_numbers:
+        clauses.append(RESULTS.c.pr_number.in_(filters.pr_numbers))
+    if filters.run_ids:
+        clauses.append(RESULTS.c.run_id.in_(filters.run_ids))
     return clauses

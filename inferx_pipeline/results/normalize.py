@@ -106,6 +106,9 @@ def normalize(
         "artifacts": json.dumps(run.artifacts, sort_keys=True),
         "slurm_job_id": run.slurm_job_id,
         "slurm_cluster": run.slurm_cluster,
+        "pr_number": run.pr_number,
+        "head_sha": run.head_sha,
+        "measured_in": run.measured_in,
         **e2e_interactivity(raw),
     }
     try:

@@ -91,6 +91,17 @@ class RunContext(FrozenModel):
     slurm_cluster: str | None = Field(
         default=None, description="The Slurm cluster of that job (its ClusterName)."
     )
+    pr_number: int | None = Field(
+        default=None, ge=1, description="The pull request an unofficial run swept; None: official."
+    )
+    head_sha: str | None = Field(
+        default=None, description="The PR head commit the unofficial run swept."
+    )
+    measured_in: str | None = Field(
+        default=None,
+        description="The run that measured the point when this run took it over unchanged "
+        "(a merge promoting a PR's point); None when this run measured it.",
+    )
 
 
 def image_tag(image: str) -> str:
@@ -200,6 +211,11 @@ class ResultRecord(FrozenModel):
     e2e_intvty_median: float | None = Field(ge=0, allow_inf_nan=False)
     e2e_intvty_p90: float | None = Field(ge=0, allow_inf_nan=False)
     e2e_intvty_p99: float | None = Field(ge=0, allow_inf_nan=False)
+    # pull requests: an unofficial run's PR and head commit (None on official rows, which
+    # are the only ones the leaderboard shows); the run that measured a promoted point
+    pr_number: int | None = Field(ge=1)
+    head_sha: str | None
+    measured_in: str | None
 
     @field_validator("started_at", "finished_at")
     @classmethod
@@ -221,3 +237,5 @@ class ResultRecord(FrozenModel):
 
 
 RECORD_COLUMNS: tuple[str, ...] = tuple(ResultRecord.model_fields)
+# The columns that say whose run a row is: a pull request's unofficial one, or a promotion.
+PULL_COLUMNS: tuple[str, ...] = ("pr_number", "head_sha", "measured_in")

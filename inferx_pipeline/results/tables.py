@@ -1,4 +1,5 @@
-"""SQLAlchemy 2 models of the results database: ``results``, ``quarantine``, ``eval_results``.
+"""SQLAlchemy 2 models of the results database: ``results``, ``quarantine``, ``eval_results``,
+``pull_request_runs``.
 
 ``results`` has exactly the ``ResultRecord`` columns (checked by a test). Indexes serve
 the leaderboard's two query shapes: a Pareto group (model, scenario, SKU, framework,
@@ -129,6 +130,9 @@ class ResultRow(Base):
     e2e_intvty_median: Mapped[float | None] = mapped_column(Float)
     e2e_intvty_p90: Mapped[float | None] = mapped_column(Float)
     e2e_intvty_p99: Mapped[float | None] = mapped_column(Float)
+    pr_number: Mapped[int | None] = mapped_column(Integer, index=True)
+    head_sha: Mapped[str | None] = mapped_column(String)
+    measured_in: Mapped[str | None] = mapped_column(String)
 
 
 class QuarantineRow(Base):
@@ -204,8 +208,26 @@ class EvalRow(Base):
     artifact_sha256: Mapped[str] = mapped_column(HASH, unique=True)
     artifacts: Mapped[str] = mapped_column(Text)
     source: Mapped[str] = mapped_column(String, server_default="inferx")
+    pr_number: Mapped[int | None] = mapped_column(Integer, index=True)
+    head_sha: Mapped[str | None] = mapped_column(String)
+    measured_in: Mapped[str | None] = mapped_column(String)
+
+
+class PullRunRow(Base):
+    """One swept pull-request run (``results.pull_runs.PullRun``): what the site needs
+    beside its rows, such as the baseline recipe its PR named."""
+
+    __tablename__ = "pull_request_runs"
+
+    run_id: Mapped[str] = mapped_column(String, primary_key=True)
+    pr_number: Mapped[int] = mapped_column(Integer, index=True)
+    head_sha: Mapped[str] = mapped_column(String)
+    label: Mapped[str | None] = mapped_column(String)
+    baseline_recipe: Mapped[str | None] = mapped_column(String)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 RESULTS: Table = ResultRow.__table__  # type: ignore[assignment]  # declarative tables are Tables
 QUARANTINE: Table = QuarantineRow.__table__  # type: ignore[assignment]  # likewise
 EVALS: Table = EvalRow.__table__  # type: ignore[assignment]  # likewise
+PULL_RUNS: Table = PullRunRow.__table__  # type: ignore[assignment]  # likewise

@@ -70,6 +70,14 @@ class AttemptManifest(FrozenModel):
     )
     started_at: float = Field(description="Unix seconds.")
     finished_at: float = Field(description="Unix seconds.")
+    pr_number: int | None = Field(
+        default=None, description="The pull request whose unofficial run this is; None: official."
+    )
+    measured_in: str | None = Field(
+        default=None,
+        description="The run that measured the point, when this attempt took it over "
+        "unchanged (takeover.py); None when this run measured it.",
+    )
 
 
 def sha256_hex(data: bytes) -> str:
@@ -160,6 +168,11 @@ class ArtifactStore:
                 return number
             except FileExistsError:
                 number += 1
+
+    def abandon_attempt(self, fingerprint: str, conc: int, attempt: int) -> None:
+        """Give back reserved attempt ``attempt`` that will never be recorded (the run was
+        interrupted before it measured anything): no gap is left in the numbering."""
+        (self._attempt_dir(fingerprint, conc) / f"{attempt:04d}.pending").unlink(missing_ok=True)
 
     def record(self, manifest: AttemptManifest) -> AttemptManifest:
         """Write ``manifest`` for its reserved attempt (``begin_attempt``); never overwrites.

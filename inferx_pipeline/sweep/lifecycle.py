@@ -27,7 +27,7 @@ from inferx_pipeline.sweep.evaluate import EvalSetup, check_server, score_point
 from inferx_pipeline.sweep.groups import ServerGroup
 from inferx_pipeline.sweep.measure import bench_config, job_metadata, measure, served_version
 from inferx_pipeline.sweep.recording import AttemptKey, Evidence, outcome_of, record_attempt
-from inferx_pipeline.sweep.report import JobOutcome, SweepOptions, SweepProgress
+from inferx_pipeline.sweep.report import JobOutcome, PullRef, SweepOptions, SweepProgress
 from inferx_pipeline.sweep.reuse import (
     PointIdentity,
     ReuseIndex,
@@ -59,7 +59,20 @@ class GroupContext:
     policy_version: str
     min_duration_s: float
     evals: EvalSetup | None = None
+    pull: PullRef | None = None
     launches: int = 0
+    cancel_reason: str = "sweep cancelled"
+    interrupted: bool = False  # a signal cut a point (SweepReport.interrupted)
+
+    def key(self, job: BenchmarkJob, attempt: int, identity: str | None) -> AttemptKey:
+        """Attempt ``attempt`` of ``job`` in this run (a PR run's attempts carry its number)."""
+        return AttemptKey(
+            job=job,
+            attempt=attempt,
+            run_id=self.run_id,
+            identity=identity,
+            pr_number=self.pull.number if self.pull else None,
+        )
 
     def identity(self, job: BenchmarkJob, image_digest: str) -> PointIdentity:
         """The reuse identity of ``job`` measured in this sweep on ``image_digest``."""
@@ -143,6 +156,9 @@ class GroupRun:
             outcome, start_failure = self._eval(job) if job.run_eval else self._point(job)
             self.ctx.progress.point_finished(outcome)
             outcomes.append(outcome)
+            if outcome.status == "cancelled":  # a measured point is cancelled only by a signal
+                self.ctx.interrupted = True
+                self.ctx.cancel_reason = "sweep interrupted"
             if outcome.status == "cancelled" or (self.ctx.options.fail_fast and not outcome.good):
                 self.ctx.cancel.set()
             if start_failure is not None:
@@ -161,6 +177,9 @@ class GroupRun:
                 handle = self.server.ensure()
             except InferxError as err:
                 return self._start_failed(err, job, attempt, attempts, evidence)
+            except BaseException:  # Ctrl-C or a cancelled run while the server starts
+                self.ctx.store.abandon_attempt(job.fingerprint, job.conc, attempt)
+                raise
             outcome, death = self._measure(job, handle, attempt, attempts, evidence)
             if death is not None and death.status in NOT_RESTARTED:
                 return outcome, death
@@ -216,7 +235,7 @@ class GroupRun:
             return self._record_failure(job, attempt, attempts, evidence, failure), failure
         verdict = judge(measured.result, target_al=_target_al(job), policy=self.ctx.policy)
         identity = self.ctx.identity(job, digest)
-        key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=identity.key)
+        key = self.ctx.key(job, attempt, identity.key)
         evidence.server_log = self.server.log_bytes()
         manifest = record_attempt(
             self.ctx.store, key, evidence, verdict.status, message=verdict.message
@@ -254,7 +273,7 @@ class GroupRun:
             return self._record_failure(job, attempt, [attempt], evidence, failure), None
         evidence.eval, evidence.server_log = scored, self.server.log_bytes()
         identity = self.ctx.identity(job, digest).key
-        key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=identity)
+        key = self.ctx.key(job, attempt, identity)
         manifest = record_attempt(self.ctx.store, key, evidence, "ok")
         self.ctx.reuse.add(manifest)
         return outcome_of(job, manifest, (attempt,), scored=scored.result), None
@@ -275,6 +294,8 @@ class GroupRun:
     ) -> dict[str, MetadataValue]:
         """Identity and provenance of one attempt on ``handle`` (RawResult metadata keys)."""
         metadata: dict[str, MetadataValue] = {**handle.provenance}
+        if self.ctx.pull is not None:
+            metadata |= self.ctx.pull.metadata()
         return metadata | job_metadata(
             job,
             vendor=self.target.vendor,
@@ -302,14 +323,14 @@ class GroupRun:
     ) -> JobOutcome:
         log = self.server.log_bytes()
         evidence.server_log = log if log is not None else "\n".join(failure.log_tail).encode()
-        key = AttemptKey(job=job, attempt=attempt, run_id=self.ctx.run_id, identity=None)
+        key = self.ctx.key(job, attempt, None)
         manifest = record_attempt(
             self.ctx.store, key, evidence, failure.status, message=failure.message, failure=failure
         )
         return outcome_of(job, manifest, tuple(attempts), result=evidence.result, failure=failure)
 
     def _cancelled(self, job: BenchmarkJob) -> JobOutcome:
-        outcome = JobOutcome.of(job, "cancelled", "cancelled before it started")
+        outcome = JobOutcome.of(job, "cancelled", f"{self.ctx.cancel_reason} before it started")
         self.ctx.progress.point_finished(outcome)
         return outcome
 

@@ -96,6 +96,7 @@ class AttemptKey:
     attempt: int
     run_id: str
     identity: str | None
+    pr_number: int | None = None
 
 
 def record_attempt(
@@ -137,6 +138,7 @@ def record_attempt(
         provenance=evidence.provenance,
         started_at=evidence.started_at,
         finished_at=time.time(),
+        pr_number=key.pr_number,
     )
     return store.record(manifest)
 

@@ -105,10 +105,24 @@ class JobOutcome(FrozenModel):
         )
 
 
+class PullRef(FrozenModel):
+    """The pull request an unofficial run sweeps: its number and the head commit swept."""
+
+    number: int = Field(ge=1, description="Pull request number.")
+    head_sha: str = Field(pattern=r"^[0-9a-f]{7,64}$", description="Head commit swept.")
+
+    def metadata(self) -> dict[str, int | str]:
+        """The RawResult metadata keys that mark a point as this PR's (results ingest them)."""
+        return {"pr_number": self.number, "head_sha": self.head_sha}
+
+
 class SweepReport(FrozenModel):
     """Every job's outcome plus what the sweep cost."""
 
     run_id: str
+    pull: PullRef | None = Field(
+        default=None, description="The pull request of an unofficial run; None: official."
+    )
     outcomes: tuple[JobOutcome, ...]
     groups: int = Field(description="Server groups the jobs fell into.")
     server_launches: int = Field(description="Servers started (restarts included).")
@@ -118,6 +132,11 @@ class SweepReport(FrozenModel):
         default=(),
         description="What went wrong outside any job, e.g. servers of dead runs that could "
         "not be stopped.",
+    )
+    interrupted: bool = Field(
+        default=False,
+        description="Stopped by SIGINT or SIGTERM (Ctrl-C, a cancelled Dagster run) before "
+        "every job ended.",
     )
 
     @property

@@ -44,6 +44,7 @@ from inferx_pipeline.sweep.lifecycle import GroupContext, GroupRun, GroupTarget
 from inferx_pipeline.sweep.report import (
     JobOutcome,
     NullProgress,
+    PullRef,
     SweepOptions,
     SweepProgress,
     SweepReport,
@@ -52,6 +53,7 @@ from inferx_pipeline.sweep.reuse import ReuseIndex, policy_version
 from inferx_pipeline.sweep.runs import save_run
 from inferx_pipeline.sweep.signals import terminate_as_interrupt
 from inferx_pipeline.sweep.status import SweepPolicy
+from inferx_pipeline.sweep.takeover import owned_elsewhere, take_over
 
 VALIDITY_FILE = "bench-validity.yaml"
 
@@ -59,11 +61,14 @@ PointKey = tuple[str, int]
 
 
 class _Collector:
-    """Passes progress on and keeps every finished outcome (so Ctrl-C loses none)."""
+    """Passes progress on and keeps every finished outcome (so Ctrl-C loses none); a
+    canary that does not end good cancels the rest of the sweep."""
 
-    def __init__(self, inner: SweepProgress) -> None:
+    def __init__(self, inner: SweepProgress, canary: BenchmarkJob | None = None) -> None:
         self.inner = inner
         self.outcomes: dict[PointKey, JobOutcome] = {}
+        self.canary = (canary.fingerprint, canary.conc) if canary else None
+        self.ctx: GroupContext | None = None
 
     def group_started(self, group: ServerGroup, index: int, total: int) -> None:
         self.inner.group_started(group, index, total)
@@ -72,8 +77,12 @@ class _Collector:
         self.inner.point_started(job)
 
     def point_finished(self, outcome: JobOutcome) -> None:
-        self.outcomes[(outcome.fingerprint, outcome.conc)] = outcome
+        key = (outcome.fingerprint, outcome.conc)
+        self.outcomes[key] = outcome
         self.inner.point_finished(outcome)
+        if key == self.canary and not outcome.good and self.ctx is not None:
+            self.ctx.cancel_reason = f"the canary {outcome.job_id} ended {outcome.status}"
+            self.ctx.cancel.set()
 
     def group_finished(self, group: ServerGroup) -> None:
         self.inner.group_finished(group)
@@ -91,6 +100,8 @@ def run_sweep(
     run_id: str | None = None,
     validity: ValidityRules | None = None,
     evals: EvalSetup | None = None,
+    pull: PullRef | None = None,
+    canary: BenchmarkJob | None = None,
 ) -> SweepReport:
     """Measure ``jobs`` on ``backend``; one outcome per job, in the order given.
 
@@ -98,16 +109,20 @@ def run_sweep(
     ``catalog/bench-validity.yaml``, as the client reads it); with ``policy`` they make
     the policy version in each point's reuse identity, and each point lasts at least
     their ``min_duration_s``. ``evals`` scores the eval jobs
-    (without it, each eval job ends ``eval-failed``). Raises only MatrixError (the same
-    point selected twice), CatalogError (unreadable validity rules) and StoreError (the
-    run's record, ``runs/<run_id>.json``, cannot be written); every failure of a server
+    (without it, each eval job ends ``eval-failed``). ``pull`` makes it the unofficial run
+    of that pull request: its points carry the PR, and points another kind of run
+    measured are taken over (``takeover.py``). ``canary`` (one of ``jobs``, put first by
+    the caller) is measured first; unless it ends good, every other job is cancelled.
+    Raises only MatrixError (the same point selected twice), CatalogError (unreadable
+    validity rules) and StoreError (the run's record, ``runs/<run_id>.json``, cannot be
+    written); every failure of a server
     or a measurement becomes that job's status, and a failed clean-up of dead runs'
     servers a note in ``SweepReport.notes``.
     """
     options = options or SweepOptions()
     rules = validity or load_rules(Settings().catalog_dir / VALIDITY_FILE)
     groups = group_jobs(jobs)
-    collector = _Collector(progress or NullProgress())
+    collector = _Collector(progress or NullProgress(), canary)
     ctx = GroupContext(
         store=artifacts,
         reuse=ReuseIndex(artifacts),
@@ -119,10 +134,13 @@ def run_sweep(
         policy_version=policy_version(policy, rules),
         min_duration_s=rules.min_duration_s,
         evals=evals,
+        pull=pull,
     )
+    collector.ctx = ctx
     started = time.time()
     prepared = _Prepared()
     failure: BaseException | None = None
+    interrupted = False
     try:
         # Whoever holds SIGINT (Dagster's run worker included), SIGINT and SIGTERM end the
         # sweep as the module docstring says.
@@ -133,6 +151,7 @@ def run_sweep(
                 collector.group_finished(group)
     except KeyboardInterrupt:
         ctx.cancel.set()
+        interrupted = True
     except BaseException as err:  # recorded below, then re-raised: never a run without one
         failure = err
     why = "sweep interrupted" if failure is None else f"sweep failed ({failure!r})"
@@ -143,12 +162,14 @@ def run_sweep(
     )
     report = SweepReport(
         run_id=ctx.run_id,
+        pull=pull,
         outcomes=outcomes,
         groups=len(groups),
         server_launches=ctx.launches,
         started_at=started,
         finished_at=time.time(),
         notes=tuple(prepared.notes),
+        interrupted=interrupted or ctx.interrupted,
     )
     save_run(report, artifacts.root)
     if failure is not None:
@@ -182,7 +203,7 @@ def _run_group(
 ) -> None:
     if ctx.cancel.is_set():
         for job in group.jobs:
-            ctx.progress.point_finished(JobOutcome.of(job, "cancelled", "sweep cancelled"))
+            ctx.progress.point_finished(JobOutcome.of(job, "cancelled", ctx.cancel_reason))
         return
     try:
         backend = source.for_sku(group.spec_job.sku)
@@ -223,7 +244,12 @@ def _reused(job: BenchmarkJob, digest: str | None, ctx: GroupContext) -> bool:
             )
         )
         return False
-    outcome = JobOutcome.of(job, "reused", f"reused attempt {hit.attempt} of run {hit.run_id}")
+    message = f"reused attempt {hit.attempt} of run {hit.run_id}"
+    if owned_elsewhere(hit, ctx.pull):
+        hit = take_over(ctx.store, hit, ctx.run_id, ctx.pull)
+        result, scored = _stored_result(ctx.store, hit)
+        message = hit.message
+    outcome = JobOutcome.of(job, "reused", message)
     outcome = outcome.model_copy(update={"manifest": hit, "result": result, "eval": scored})
     ctx.progress.point_finished(outcome)
     return True

@@ -42,6 +42,7 @@ class RunRecord(FrozenModel):
     server_launches: int
     outcomes: tuple[OutcomeLine, ...]
     notes: tuple[str, ...] = Field(default=(), description="As ``SweepReport.notes``.")
+    interrupted: bool = Field(default=False, description="As ``SweepReport.interrupted``.")
 
 
 def _path(artifacts_root: Path, run_id: str) -> Path:
@@ -56,6 +57,7 @@ def save_run(report: SweepReport, artifacts_root: Path) -> Path:
         finished_at=report.finished_at,
         server_launches=report.server_launches,
         notes=report.notes,
+        interrupted=report.interrupted,
         outcomes=tuple(
             OutcomeLine(
                 job_id=o.job_id,

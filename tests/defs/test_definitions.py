@@ -82,7 +82,12 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
         assert dims["image"].name == f"images_{sku}"  # each SKU offers its own images
         assert node.pools == {f"gpu-{sku}"}
         assert node.backfill_policy == dg.BackfillPolicy.single_run()
-    assert sorted(job.name for job in defs.jobs or []) == ["publish", "sweep_h200", "sweep_mi325x"]
+    assert sorted(job.name for job in defs.jobs or []) == [
+        "pr_sweep",
+        "publish",
+        "sweep_h200",
+        "sweep_mi325x",
+    ]
     assert sorted(s.name for s in defs.sensors or []) == [
         "fail_dead_runs",
         "golden_curve_changes",
@@ -90,10 +95,12 @@ def test_snapshot_of_assets_partitions_checks_jobs_sensors(project: Project) -> 
         "merged_recipe_changes",
         "new_image_tags",
         "publish_after_sweeps",
+        "pull_requests",
         "record_failed_sweeps",
     ]
     assert sorted(defs.resources or {}) == [
         "evals",
+        "forge",
         "launcher",
         "project",
         "recipes_repo",
@@ -138,7 +145,7 @@ def test_two_processes_load_the_same_job_snapshots(project: Project) -> None:
     ]
     assert loads[0] == loads[1]
     ids = json.loads(loads[0])
-    assert sorted(ids) == ["__ASSET_JOB", "publish", "sweep_h200", "sweep_mi325x"]
+    assert sorted(ids) == ["__ASSET_JOB", "pr_sweep", "publish", "sweep_h200", "sweep_mi325x"]
     here = defs().get_repository_def().get_all_jobs()
     assert ids == {job.name: job.get_job_snapshot_id() for job in here}  # and this process's
 

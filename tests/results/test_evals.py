@@ -14,6 +14,7 @@ from inferx_pipeline.evals.scores import FilterScore
 from inferx_pipeline.results import migrations
 from inferx_pipeline.results.configs import config_id
 from inferx_pipeline.results.evals import eval_record, read_evals, write_evals
+from inferx_pipeline.results.record import PULL_COLUMNS
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.results.tables import EVALS
 
@@ -117,7 +118,7 @@ def test_a_score_stored_before_config_ids_reads_as_null(store_url: str) -> None:
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0004")
-        old = eval_record(_doc(), SHA).model_dump(exclude={"config_id", "source"})
+        old = eval_record(_doc(), SHA).model_dump(exclude={"config_id", "source", *PULL_COLUMNS})
         conn.execute(EVALS.insert(), [old])  # the row as revision 0004 stored it
     engine.dispose()
     store = ResultStore(store_url)
@@ -126,4 +127,13 @@ def test_a_score_stored_before_config_ids_reads_as_null(store_url: str) -> None:
     frame = read_evals(store).set_index("artifact_sha256")
     assert pd.isna(frame.loc[SHA, "config_id"]) and frame.loc[SHA, "source"] == "inferx"
     assert frame.loc["d" * 64, "config_id"] == config_id(META)
+    assert frame[list(PULL_COLUMNS)].isna().all().all()  # official, scored by their run
     store.close()
+
+
+def test_a_pull_requests_score_carries_its_pr_and_head(store: ResultStore) -> None:
+    marks = {"pr_number": 12, "head_sha": "ab" * 20}
+    doc = _doc().model_copy(update={"metadata": {**META, **marks}})
+    write_evals(store, [eval_record(doc, SHA)])
+    row = read_evals(store).iloc[0]
+    assert (row["pr_number"], row["head_sha"], row["measured_in"]) == (12, "ab" * 20, None)

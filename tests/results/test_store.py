@@ -14,7 +14,7 @@ from inferx_pipeline.errors import StoreError
 from inferx_pipeline.results import migrations
 from inferx_pipeline.results.e2e_interactivity import E2E_INTVTY_COLUMNS
 from inferx_pipeline.results.filters import ResultFilter
-from inferx_pipeline.results.record import RECORD_COLUMNS
+from inferx_pipeline.results.record import PULL_COLUMNS, RECORD_COLUMNS
 from inferx_pipeline.results.store import Rejection, ResultStore
 from inferx_pipeline.results.tables import QUARANTINE, RESULTS, Base
 from tests.results.samples import record, sha
@@ -24,7 +24,7 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0008"
+        assert context.get_current_revision() == "0009"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes
@@ -40,7 +40,9 @@ def test_rows_stored_before_the_slurm_columns_read_them_as_null(store_url: str) 
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0003")
-        old = record(1).model_dump(exclude={"slurm_job_id", "slurm_cluster", *E2E_INTVTY_COLUMNS})
+        old = record(1).model_dump(
+            exclude={"slurm_job_id", "slurm_cluster", *E2E_INTVTY_COLUMNS, *PULL_COLUMNS}
+        )
         conn.execute(RESULTS.insert(), [old])  # the row as revision 0003 stored it
     engine.dispose()
     store = ResultStore(store_url)
@@ -55,7 +57,7 @@ def test_rows_stored_before_e2e_interactivity_read_it_as_null(store_url: str) ->
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0006")
-        old = record(1).model_dump(exclude=set(E2E_INTVTY_COLUMNS))
+        old = record(1).model_dump(exclude={*E2E_INTVTY_COLUMNS, *PULL_COLUMNS})
         conn.execute(RESULTS.insert(), [old])  # the row as revision 0006 stored it
     engine.dispose()
     store = ResultStore(store_url)
@@ -63,6 +65,27 @@ def test_rows_stored_before_e2e_interactivity_read_it_as_null(store_url: str) ->
     frame = store.read_frame().set_index("run_id")
     assert frame.loc["run-1", list(E2E_INTVTY_COLUMNS)].isna().all()
     assert frame.loc["run-2", "e2e_intvty_median"] == pytest.approx(record(2).e2e_intvty_median)
+    store.close()
+
+
+def test_rows_stored_before_pull_requests_are_official_and_pr_rows_stay_out_of_it(
+    store_url: str,
+) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0008")
+        conn.execute(RESULTS.insert(), [record(1).model_dump(exclude=set(PULL_COLUMNS))])
+    engine.dispose()
+    store = ResultStore(store_url)
+    pr = {"pr_number": 12, "head_sha": "c0ffee" * 6 + "c0ff"}
+    store.write([record(2).model_copy(update=pr), record(3).model_copy(update={"pr_number": 13})])
+    assert store.read_frame()["run_id"].tolist() == ["run-1"]  # the default: official only
+    only = store.read_frame(ResultFilter(pull_requests="only", pr_numbers=(12,)))
+    assert only[["run_id", "pr_number", "head_sha"]].values.tolist() == [
+        ["run-2", 12, pr["head_sha"]]
+    ]
+    every = store.read_frame(ResultFilter(pull_requests="include"))
+    assert sorted(every["run_id"]) == ["run-1", "run-2", "run-3"]
     store.close()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import psutil
 
 from inferx_pipeline.sweep.artifacts import ArtifactStore
+from inferx_pipeline.sweep.runs import load_run
 
 INTERRUPT_DEADLINE_S = 90.0
 
@@ -58,3 +59,6 @@ def assert_cancelled_cleanly(code: int, output: str, artifacts: Path) -> None:
     store = ArtifactStore(artifacts)
     kept = [m for m in store.all_attempts() if m.status == "ok"]
     assert kept and all(store.read(sha) for m in kept for sha in m.artifacts.values())
+    newest = max((artifacts / "runs").glob("*.json"), key=lambda path: path.stat().st_mtime)
+    record = load_run(artifacts, newest.stem)  # the interrupted run's record says so
+    assert record is not None and record.interrupted, record

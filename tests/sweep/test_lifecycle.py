@@ -7,6 +7,7 @@ reuse on a second run, and a dead point retried once on a fresh server.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
 import threading
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.errors import LaunchError, PreflightError
-from inferx_pipeline.launch.fake import FakeLauncher, FakeScript
+from inferx_pipeline.launch.fake import FakeHandle, FakeLauncher, FakeScript
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.sweep.artifacts import (
@@ -180,6 +181,26 @@ def test_server_killed_while_loading_is_server_exited_137(
     assert "OOM" in outcome.log_tail
 
 
+class _InterruptedStart(FakeLauncher):
+    """Ctrl-C (or a cancelled Dagster run) arrives while the server starts."""
+
+    def start(self, spec: ServerSpec) -> FakeHandle:
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_while_the_server_starts_gives_its_attempt_back(
+    seed_jobs: list[BenchmarkJob], catalog: Catalog, store: ArtifactStore,
+    policy: SweepPolicy, tmp_path: Path,
+) -> None:  # fmt: skip
+    backend = dataclasses.replace(sim_backend(catalog, tmp_path), launcher=_InterruptedStart())
+    report = _sweep(seed_jobs[:2], backend, store, policy)
+    assert [o.status for o in report.outcomes] == ["cancelled"] * 2
+    job = seed_jobs[0]
+    # Nothing reserved is left behind: the next run's attempt is the first.
+    assert list(store.root.glob("attempts/*/*/*.pending")) == []
+    assert store.begin_attempt(job.fingerprint, job.conc) == 1
+
+
 def test_preflight_failure_fails_the_group_before_any_start(
     seed_jobs: list[BenchmarkJob], catalog: Catalog, store: ArtifactStore,
     policy: SweepPolicy, tmp_path: Path,
@@ -214,6 +235,31 @@ def test_fail_fast_cancels_the_rest_and_failures_do_not_stop_others(
     assert keep_going.outcomes[1].status != "cancelled"
     fast = _sweep([broken, *seed_jobs[:1]], backend, store, policy, fail_fast=True)
     assert [o.status for o in fast.outcomes] == ["launch-failed", "cancelled"]
+
+
+def test_a_canary_that_fails_cancels_the_rest_and_one_that_passes_does_not(
+    seed_jobs: list[BenchmarkJob], catalog: Catalog, store: ArtifactStore,
+    policy: SweepPolicy, tmp_path: Path,
+) -> None:  # fmt: skip
+    broken = seed_jobs[0].evolve(label="other", isl=512)  # a second server group
+    good = sim_backend(catalog, tmp_path)
+    specs = good.specs
+
+    def build(job: BenchmarkJob) -> ServerSpec:
+        if job.label == "other":
+            raise LaunchError(f"{job.job_id}: no adapter")
+        return specs(job)
+
+    backend = dataclasses.replace(good, specs=build)
+    run = functools.partial(run_sweep, backend=backend, artifacts=store, policy=policy,
+                            options=FAST)  # fmt: skip
+    failed = run([broken, *seed_jobs[:2]], canary=broken)
+    assert [o.status for o in failed.outcomes] == ["launch-failed", "cancelled", "cancelled"]
+    assert failed.server_launches == 0
+    assert failed.outcomes[1].message == f"the canary {broken.job_id} ended launch-failed"
+    # A good canary, then a failure past it: the rest goes on (fail_fast is off).
+    passed = run([seed_jobs[0], broken, seed_jobs[1]], canary=seed_jobs[0])
+    assert [o.status for o in passed.outcomes] == ["ok", "launch-failed", "ok"]
 
 
 def test_a_set_cancel_event_cancels_everything(

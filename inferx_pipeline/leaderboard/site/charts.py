@@ -14,7 +14,7 @@ import pandas as pd
 
 from inferx_pipeline.leaderboard.config import Axis, Stat
 from inferx_pipeline.leaderboard.cost import cost_column
-from inferx_pipeline.leaderboard.pareto import THROUGHPUT, interactivity_column
+from inferx_pipeline.leaderboard.pareto import THROUGHPUT, interactivity_column, pareto_mask
 from inferx_pipeline.leaderboard.site.exports import json_column
 
 Trace = dict[str, Any]
@@ -159,6 +159,33 @@ def model_page_charts(
                     traces.append(scatter_trace(others[axis][stat], stat, chart))
                 per_stat[chart] = {"data": traces, "layout": layout(chart, stat)}
     return charts
+
+
+def comparison_chart(
+    sides: list[tuple[str, pd.DataFrame]], stat: Stat, title: str
+) -> dict[str, Any]:
+    """Throughput per GPU against interactivity at ``stat`` of several sets of points
+    (``(name, points)``: an unofficial run's and its baseline's, one workload): each set's
+    Pareto front as a line named ``name``, its other points as markers beside it.
+
+    Points need the columns ``_points`` reads (``recipe_id``, ``image_tag``, ``conc``,
+    ``config``, ``badge``, ``official``); a point without interactivity is not drawn.
+    """
+    x = interactivity_column(stat)
+    traces: list[Trace] = []
+    for name, points in sides:
+        drawable = points.loc[points[x].notna()]
+        if drawable.empty:
+            continue
+        on_front = pareto_mask(drawable, x, THROUGHPUT, ("workload",))
+        traces += front_traces(drawable.loc[on_front].assign(label=name), stat, "throughput")
+        rest = drawable.loc[~on_front]
+        if not rest.empty:
+            other = _trace(f"{name}: other points", "markers", _points(rest, x, THROUGHPUT), 0,
+                           len(rest))  # fmt: skip
+            other["marker"] |= {"size": 5}
+            traces.append(other)
+    return {"data": traces, "layout": layout("throughput", stat) | {"title": {"text": title}}}
 
 
 def history_chart(

@@ -89,6 +89,9 @@ class InferencexImporter:
             "artifacts": "{}",
             "slurm_job_id": None,
             "slurm_cluster": None,
+            "pr_number": None,
+            "head_sha": None,
+            "measured_in": None,
         }
         try:
             return ResultRecord(**fields)

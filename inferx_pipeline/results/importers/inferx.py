@@ -2,7 +2,9 @@
 
 The measurement keys are vLLM's (see ``normalize``); the identity the sweep runner
 knows travels in ``metadata`` under ``JobIdentity`` field names (``recipe_id``,
-``sku``, ``tp`` ...) plus ``run_id``, ``attempt``, ``simulated`` and ``official``.
+``sku``, ``tp`` ...) plus ``run_id``, ``attempt``, ``simulated`` and ``official``, and
+for an unofficial run its ``pr_number`` and ``head_sha`` (``measured_in`` names the run
+that measured a point this run took over unchanged).
 Flags given to ``inferx results ingest`` fill or override them.
 """
 
@@ -18,7 +20,7 @@ from inferx_pipeline.results.importers.identity import (
     resolve_run,
 )
 from inferx_pipeline.results.normalize import normalize
-from inferx_pipeline.results.record import ResultRecord, Scenario, Source
+from inferx_pipeline.results.record import PULL_COLUMNS, ResultRecord, Scenario, Source
 
 # RawResult dataset.kind -> record scenario
 SCENARIOS: dict[str, Scenario] = {
@@ -55,7 +57,11 @@ class InferxImporter:
             default_official=False,
         )
         run = run.model_copy(
-            update={"artifacts": artifact_hashes(meta, artifact_sha256), **allocation(meta)}
+            update={
+                "artifacts": artifact_hashes(meta, artifact_sha256),
+                **allocation(meta),
+                **{key: meta.get(key) or None for key in PULL_COLUMNS},
+            }
         )
         return normalize(payload, identity, run, artifact_sha256=artifact_sha256, source=self.kind)
 

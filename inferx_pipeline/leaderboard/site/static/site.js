@@ -61,6 +61,11 @@ function initHistoryPage(data) {
   Plotly.newPlot("chart-history", data.chart.data, data.chart.layout, PLOT_CONFIG);
 }
 
+// An unofficial run's page: one chart per recipe x workload, its points beside the baseline's.
+function initRunPage(data) {
+  for (const chart of data.charts) Plotly.newPlot(chart.id, chart.data, chart.layout, PLOT_CONFIG);
+}
+
 function initTablePage() {
   const selects = Array.from(document.querySelectorAll("select.filter"));
   const rows = Array.from(document.querySelectorAll("#results tbody tr"));
@@ -90,4 +95,5 @@ document.addEventListener("DOMContentLoaded", () => {
   if (page === "model") initModelPage(data);
   else if (page === "history") initHistoryPage(data);
   else if (page === "table") initTablePage();
+  else if (page === "unofficial-run") initRunPage(data);
 });
