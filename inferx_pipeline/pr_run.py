@@ -21,7 +21,6 @@ with its baseline and the Markdown report is written under
 from __future__ import annotations
 
 import os
-import re
 import threading
 import uuid
 from collections.abc import Sequence
@@ -40,7 +39,7 @@ from inferx_pipeline.forge.base import Forge
 from inferx_pipeline.gitrepo import WatchedRepo, commit_tree
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.leaderboard.build import build_site_from_store
-from inferx_pipeline.leaderboard.compare import compare_columns, compare_run
+from inferx_pipeline.leaderboard.compare import at_image, compare_columns, compare_run
 from inferx_pipeline.leaderboard.config import load_leaderboard_config
 from inferx_pipeline.leaderboard.pr_report import RunSummary, markdown_report
 from inferx_pipeline.leaderboard.source import SHOWN
@@ -49,13 +48,19 @@ from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.pipeline import ingest_report
 from inferx_pipeline.plan.crosscheck import validate_recipes
+from inferx_pipeline.prs.baseline import BaselineRef, baseline_ref
 from inferx_pipeline.prs.labels import load_label_rules, pr_mode
 from inferx_pipeline.prs.plan import PrPlan, pr_plan
 from inferx_pipeline.prs.scope import pr_scope
 from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.importers import ImportContext
-from inferx_pipeline.results.pull_runs import PullRun, record_pull_run
+from inferx_pipeline.results.pull_runs import (
+    PullRun,
+    newest_run_of,
+    read_pull_runs,
+    record_pull_run,
+)
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings
 from inferx_pipeline.strict import FrozenModel
@@ -74,8 +79,6 @@ CANCELLED = (
     "cancelled before every job ended (a new push or label change supersedes a PR's run; "
     "so do Ctrl-C and a stop from the UI); the report is kept, not posted"
 )
-# "Baseline recipe: <id>" in the PR description names the recipe to compare against.
-BASELINE = re.compile(r"^\s*baseline recipe:\s*`?([A-Za-z0-9][\w.\-]*)`?", re.I | re.M)
 
 
 @dataclass(frozen=True)
@@ -105,12 +108,6 @@ class PrRunResult(FrozenModel):
     launches: int = 0
     report: Path | None = None
     comment_url: str | None = None
-
-
-def baseline_recipe(body: str) -> str | None:
-    """The recipe a PR description names on a ``Baseline recipe: <id>`` line; None if none."""
-    match = BASELINE.search(body)
-    return match.group(1) if match else None
 
 
 def run_pull_request(
@@ -162,13 +159,14 @@ def run_pull_request(
     if not plan.jobs:
         return _finish(setup, _ended(result, "nothing", "the PR changes no recipe, fragment, "
                                      "curve or changelog entry that runs a job"))  # fmt: skip
-    baseline = baseline_recipe(pull.body)
+    recipe, image, note = _baseline(baseline_ref(pull.body), setup.database_url)
     pull_run = PullRun(
         run_id=run_id or uuid.uuid4().hex,
         pr_number=number,
         head_sha=head,
         label=mode.label,
-        baseline_recipe=baseline,
+        baseline_recipe=recipe,
+        baseline_image=image,
         recorded_at=datetime.now(UTC),
     )
     report = _sweep(plan, tree, pull_run, setup, cancel, progress)
@@ -182,7 +180,28 @@ def run_pull_request(
             "launches": report.server_launches,
         }
     )
-    return _finish(setup, swept, report=report, baseline=baseline)
+    return _finish(setup, swept, report=report, baseline=pull_run, note=note)
+
+
+def _baseline(ref: BaselineRef | None, url: str) -> tuple[str | None, str | None, str | None]:
+    """``(recipe, image, note)`` of the baseline ``ref`` names: a PR's reference resolved
+    to the recipe its newest run here swept; the note says what was named and found."""
+    if ref is None:
+        return None, None, None
+    named = f"named in the PR: `{ref.describe()}`"
+    if ref.pr is None:
+        return ref.recipe, ref.image, named
+    store = ResultStore(url)
+    try:
+        run = newest_run_of(read_pull_runs(store), ref.pr)
+        found = ResultFilter(pull_requests="include", run_ids=(run.run_id,)) if run else None
+        recipes = sorted(set(store.read_frame(found, ("recipe_id",))["recipe_id"])) if found else []
+    finally:
+        store.close()
+    if len(recipes) == 1:
+        return recipes[0], ref.image, f"{named}, whose run swept `{recipes[0]}`"
+    why = "has no run recorded here" if not recipes else f"swept {len(recipes)} recipes"
+    return None, ref.image, f"{named}; PR #{ref.pr} {why}, so each point's own recipe is used"
 
 
 def _ended(result: PrRunResult, state: State, message: str) -> PrRunResult:
@@ -278,7 +297,8 @@ def _finish(
     *,
     findings: Sequence[str] = (),
     report: SweepReport | None = None,
-    baseline: str | None = None,
+    baseline: PullRun | None = None,
+    note: str | None = None,
 ) -> PrRunResult:
     """Write the run's Markdown report, post it when asked; the result pointing at both.
 
@@ -286,7 +306,7 @@ def _finish(
     outcome is never lost to the forge being down.
     """
     if report is not None or findings:
-        markdown = _run_markdown(setup, result, findings, report, baseline)
+        markdown = _run_markdown(setup, result, findings, report, baseline, note)
     else:
         markdown = f"### inferx: PR #{result.number} @ {result.head_sha[:7]}: not swept\n\n"
         markdown += f"{result.state}: {result.message}\n"
@@ -307,10 +327,12 @@ def _run_markdown(
     result: PrRunResult,
     findings: Sequence[str],
     report: SweepReport | None,
-    baseline: str | None,
+    baseline: PullRun | None,
+    note: str | None,
 ) -> str:
     """The report of a run that reached the gate: its findings, or its sweep compared with
-    the official points of its baseline (``baseline`` recipe, else each point's own)."""
+    the official points of its baseline (``baseline``'s recipe, else each point's own, at
+    its image, else the newest shown)."""
     summary = RunSummary(
         pr_number=result.number,
         head_sha=result.head_sha,
@@ -323,6 +345,7 @@ def _run_markdown(
         accuracy_url=_page(setup.settings, result.run_id, "accuracy.html"),
         gate_findings=tuple(findings),
         stopped=result.message if result.state == "cancelled" else None,
+        baseline_note=note,
     )
     if report is None:
         return markdown_report(None, summary)
@@ -333,11 +356,13 @@ def _run_markdown(
         rows = store.read_frame(
             ResultFilter(pull_requests="only", run_ids=(report.run_id,)), columns
         )
-        recipes = (baseline,) if baseline else tuple(sorted(set(rows["recipe_id"])))
+        named = baseline.baseline_recipe if baseline else None
+        recipes = (named,) if named else tuple(sorted(set(rows["recipe_id"])))
         official = store.read_frame(SHOWN.model_copy(update={"recipe_ids": recipes}), columns)
     finally:
         store.close()
-    comparison = compare_run(rows, official, config.tier_set, stat, baseline)
+    official = at_image(official, baseline.baseline_image if baseline else None)
+    comparison = compare_run(rows, official, config.tier_set, stat, named)
     return markdown_report(comparison, summary)
 
 

@@ -239,6 +239,14 @@ def run_points(rows: pd.DataFrame) -> pd.DataFrame:
     return newest.sort_values(list(POINT_KEYS)).reset_index(drop=True)
 
 
+def at_image(rows: pd.DataFrame, image: str | None) -> pd.DataFrame:
+    """The rows measured at ``image`` (a full reference or a tag); all rows for None."""
+    if image is None or rows.empty:
+        return rows
+    mine = (rows["image"].astype(str) == image) | (rows["image_tag"].astype(str) == image)
+    return rows.loc[mine]
+
+
 def baseline_points(rows: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
     """The official points the leaderboard shows now (``frame.current``) of ``rows``,
     keys as plain strings; a pull request's rows, if any slipped in, are left out."""

@@ -80,6 +80,9 @@ class RunSummary(FrozenModel):
     stopped: str | None = Field(
         default=None, description="Why the run was stopped before every job ended, if it was."
     )
+    baseline_note: str | None = Field(
+        default=None, description="What the PR's 'Baseline recipe:' line named, and found."
+    )
 
 
 def fixed(value: float | None, scale: float = 1.0, decimals: int = 1, sign: bool = False) -> str:
@@ -128,7 +131,7 @@ def markdown_report(comparison: RunComparison | None, run: RunSummary) -> str:
     head += _about(run)
     if comparison is None:
         return _join([*head, "No result rows were stored for this run."])
-    head += _baseline_lines(comparison)
+    head += _baseline_lines(comparison, run.baseline_note)
     tiers = ["#### At the interactivity tiers", "", *_tier_table(comparison.tiers), ""]
     rows = [_point_row(point) for point in comparison.points]
     table_head = ["#### Per concurrency", "", *_point_header(comparison.stat)]
@@ -161,8 +164,10 @@ def _about(run: RunSummary) -> list[str]:
     return lines
 
 
-def _baseline_lines(comparison: RunComparison) -> list[str]:
+def _baseline_lines(comparison: RunComparison, note: str | None) -> list[str]:
     lines = ["Baseline: the official points the leaderboard shows now."]
+    if note:
+        lines[0] = f"Baseline: official points, {note}."
     for found in comparison.baselines:
         named = " (named in the PR)" if found.named else ""
         image = f" @ {_code(found.image)}" if found.image else ": no official points"

@@ -28,7 +28,7 @@ from inferx_pipeline.results.configs import CONFIG_FIELDS
 from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.gate import mark_rows
-from inferx_pipeline.results.pull_runs import baseline_recipes, read_pull_runs
+from inferx_pipeline.results.pull_runs import baseline_images, baseline_recipes, read_pull_runs
 from inferx_pipeline.results.store import ResultStore
 
 # The rows prepare() keeps, as SQL: valid, status ok, positive throughput and interactivity.
@@ -71,16 +71,19 @@ def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:
 
 def read_unofficial(store: ResultStore, stat: Stat) -> UnofficialRuns:
     """Every unofficial run's rows (all columns), the shown official rows of their recipes
-    and of the baseline recipes their PRs named (``results.pull_runs``), with the columns
-    ``compare.compare_run`` reads at ``stat``, and the runs' eval rows. Raises StoreError
-    when a query fails."""
-    named = baseline_recipes(read_pull_runs(store))
+    and of the baseline recipes their PRs named, with the baseline images they named
+    (``results.pull_runs``), in the columns ``compare.compare_run`` reads at ``stat``, and
+    the runs' eval rows. Raises StoreError when a query fails."""
+    pulls = read_pull_runs(store)
+    named = baseline_recipes(pulls)
     rows = store.read_frame(UNOFFICIAL)
     recipes = tuple(sorted({*rows["recipe_id"].astype(str), *named.values()}))
     # No recipe: an empty read of the same columns (an empty filter would mean "any").
     wanted = SHOWN.model_copy(update={"recipe_ids": recipes or ("",)})
     baseline = store.read_frame(wanted, compare_columns(stat))
-    runs = UnofficialRuns(rows=rows, baseline=baseline, baseline_recipes=named)
+    runs = UnofficialRuns(
+        rows=rows, baseline=baseline, baseline_recipes=named, baseline_images=baseline_images(pulls)
+    )
     if rows.empty:
         return runs
     evals = read_evals(store)

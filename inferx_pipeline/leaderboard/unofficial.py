@@ -21,6 +21,7 @@ from pydantic import Field
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.compare import (
     RunComparison,
+    at_image,
     baseline_group,
     baseline_points,
     compare_columns,
@@ -64,7 +65,8 @@ class UnofficialRuns:
     ``rows``: every unofficial run's rows (all ResultRecord columns); ``baseline``:
     official rows of their recipes (at least ``compare.compare_columns``); ``evals``: eval
     rows (``EvalRecord`` columns) of those runs; ``baseline_recipes``: run id -> the
-    recipe its PR named as baseline (the run's own recipes otherwise).
+    recipe its PR named as baseline (the run's own recipes otherwise);
+    ``baseline_images``: run id -> the image its PR named (the newest shown otherwise).
     """
 
     rows: pd.DataFrame
@@ -73,6 +75,7 @@ class UnofficialRuns:
         default_factory=lambda: pd.DataFrame(columns=list(EvalRecord.model_fields))
     )
     baseline_recipes: Mapping[str, str] = field(default_factory=dict)
+    baseline_images: Mapping[str, str] = field(default_factory=dict)
 
 
 class RunEntry(FrozenModel):
@@ -117,16 +120,19 @@ def run_views(runs: UnofficialRuns, config: LeaderboardConfig) -> list[RunView]:
     named_all = set(runs.baseline_recipes.values())
     wanted_all = {*runs.rows["recipe_id"].astype(str), *named_all}
     official = runs.baseline.loc[runs.baseline["recipe_id"].astype(str).isin(wanted_all)]
-    base = baseline_points(official, compare_columns(stat))
+    columns = compare_columns(stat)
+    base = baseline_points(official, columns)
     views = []
     for run_id, rows in runs.rows.groupby(runs.rows["run_id"].astype(str), sort=True):
         named = runs.baseline_recipes.get(str(run_id))
+        image = runs.baseline_images.get(str(run_id))
         wanted = {*rows["recipe_id"].astype(str), *([named] if named else [])}
-        baseline = official.loc[official["recipe_id"].astype(str).isin(wanted)]
+        baseline = at_image(official.loc[official["recipe_id"].astype(str).isin(wanted)], image)
         comparison = compare_run(rows, baseline, config.tier_set, stat, named)
         views.append(RunView(
             entry=_entry(str(run_id), rows), comparison=comparison,
-            charts=_charts(rows, base, named),
+            charts=_charts(rows, base if image is None else baseline_points(baseline, columns),
+                           named),
             accuracy=tuple(_accuracy(rows, runs.evals, str(run_id))),
         ))  # fmt: skip
     return sorted(views, key=_newest_first)

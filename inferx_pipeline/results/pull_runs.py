@@ -28,7 +28,12 @@ class PullRun(FrozenModel):
     head_sha: str
     label: str | None = Field(default=None, description="The primary sweep label it ran under.")
     baseline_recipe: str | None = Field(
-        default=None, description="The recipe a 'Baseline recipe:' line named; None: its own."
+        default=None,
+        description="The recipe a 'Baseline recipe:' line named (or the recipe of the PR it "
+        "named); None: its own.",
+    )
+    baseline_image: str | None = Field(
+        default=None, description="The baseline's image or tag; None: its newest shown."
     )
     recorded_at: datetime
 
@@ -57,3 +62,14 @@ def read_pull_runs(store: ResultStore) -> list[PullRun]:
 def baseline_recipes(runs: list[PullRun]) -> dict[str, str]:
     """Run id -> the baseline recipe its PR named, for the runs that named one."""
     return {run.run_id: run.baseline_recipe for run in runs if run.baseline_recipe}
+
+
+def baseline_images(runs: list[PullRun]) -> dict[str, str]:
+    """Run id -> the baseline image its PR named, for the runs that named one."""
+    return {run.run_id: run.baseline_image for run in runs if run.baseline_image}
+
+
+def newest_run_of(runs: list[PullRun], number: int) -> PullRun | None:
+    """Pull request ``number``'s newest recorded run; None when it has none here."""
+    mine = [run for run in runs if run.pr_number == number]
+    return max(mine, key=lambda run: run.recorded_at) if mine else None

@@ -224,6 +224,7 @@ class PullRunRow(Base):
     head_sha: Mapped[str] = mapped_column(String)
     label: Mapped[str | None] = mapped_column(String)
     baseline_recipe: Mapped[str | None] = mapped_column(String)
+    baseline_image: Mapped[str | None] = mapped_column(String)
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

@@ -4,7 +4,10 @@ both (``Forge``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import yaml
 
 from inferx_pipeline.bench.validity import load_rules
 from inferx_pipeline.catalog import cached_catalog
@@ -70,6 +73,20 @@ class Forge:
         files |= _files(self.settings.root, "catalog")
         files.pop(without)
         return files
+
+    def image_variants(self, text: str, count: int) -> tuple[str, list[str], dict[str, str | None]]:
+        """Recipe ``text``'s pinned image, ``count`` other tags of it (its last character
+        changed: another build), and the catalog's image facts with an entry for each, as a
+        file to commit (the policy wants facts for an agentic recipe's image)."""
+        found = re.search(r"(?m)^  image: (\S+)$", text)
+        assert found is not None, "the recipe pins no image"
+        image = found[1]
+        others = [c for c in "0123456789" if c != image[-1]][:count]
+        variants = [image[:-1] + c for c in others]
+        facts = yaml.safe_load((self.settings.catalog_dir / "image-facts.yaml").read_text())
+        for variant in variants:
+            facts["images"][variant] = {**facts["images"][image], "source": "a test variant"}
+        return image, variants, {"catalog/image-facts.yaml": yaml.safe_dump(facts)}
 
     def start(self, without: str, extra: dict[str, str | None] | None = None) -> str:
         """The base commit on main: the project less recipe ``without`` (an id), plus

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 import pytest
-import yaml
 
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.store import ResultStore
@@ -29,17 +28,9 @@ def test_a_full_sweep_fail_fast_pr_runs_exactly_its_jobs_canary_first(
     # On the base branch: the recipe as it stood before, at the previous image, under its
     # own id, with official points. The PR names it as its baseline.
     baseline = f"{seed}-previous"
-    image = re.search(r"(?m)^  image: (\S+)$", text)
-    assert image is not None, f"{path}: no pinned image"
-    before = image.group(1)[:-1] + ("1" if image.group(1)[-1] == "0" else "0")
-    old = text.replace(f"id: {seed}", f"id: {baseline}").replace(image.group(1), before)
-    facts_file = forge.settings.catalog_dir / "image-facts.yaml"
-    facts = yaml.safe_load(facts_file.read_text())
-    facts["images"][before] = {**facts["images"][image.group(1)], "source": "this test"}
-    base = forge.start(
-        seed,
-        {path.replace(seed, baseline): old, "catalog/image-facts.yaml": yaml.safe_dump(facts)},
-    )
+    image, (before,), facts = forge.image_variants(text, 1)
+    old = text.replace(f"id: {seed}", f"id: {baseline}").replace(image, before)
+    base = forge.start(seed, {path.replace(seed, baseline): old, **facts})
     forge.official(base, baseline)
     body = f"Bumps the image.\n\nBaseline recipe: {baseline}\n"
     head = forge.open_pr(12, {path: text}, ["full-sweep-fail-fast"], body=body)
@@ -159,6 +150,35 @@ def test_a_recipe_changed_after_its_pr_sweep_is_measured_again(forge: Forge) -> 
     merged = forge.served.commit({path: tuned}, "Tune max-num-seqs after the PR's sweep")
     again = forge.official(merged, seed)
     assert again.server_launches >= 1 and "reused" not in again.counts()
+
+
+def test_a_baseline_named_by_an_earlier_pr_and_image_is_that_prs_recipe_there(
+    forge: Forge,
+) -> None:
+    seed = "qwen3.827b-fp8-h200-vllm-mtp"
+    path = recipe_file(seed)
+    text = (ROOT / path).read_text()
+    first, (later, tuned), facts = forge.image_variants(text, 2)
+    forge.start(seed, facts)
+    forge.open_pr(10, {path: text}, ["full-sweep-fail-fast"])
+    assert forge.run(10, post=False).state == "swept"
+    merged = forge.served.commit({path: text}, "Merge pull request #10")
+    assert forge.official(merged, seed).server_launches == 0  # promoted at the first image
+    bumped = forge.served.commit({path: text.replace(first, later)}, "Bump the image")
+    assert forge.official(bumped, seed).server_launches >= 1  # the newest official image
+    forge.base = bumped
+    body = f"Tries another build.\n\nBaseline recipe: #10 · {first}\n"
+    forge.open_pr(11, {path: text.replace(first, tuned)}, ["full-sweep-fail-fast"], body=body)
+    outcome = forge.run(11)
+    assert outcome.state == "swept" and outcome.report is not None, outcome.message
+    posted = outcome.report.read_text()
+    # PR #10's recipe at the image named, not the newest official one.
+    assert f"named in the PR: `#10 · {first}`, whose run swept `{seed}`" in posted, posted[:2000]
+    assert f"(named in the PR) @ `{first}`" in posted and later not in posted, posted[:2000]
+    # The run's page compares with the same points (the baseline kept with the run).
+    assert outcome.run_id is not None
+    page = (forge.settings.site_dir / "unofficial" / outcome.run_id / "index.html").read_text()
+    assert f"(named in the PR):\n    {first}" in page and later not in page
 
 
 def test_the_report_compares_with_the_baseline_recipe_the_pr_names(forge: Forge) -> None:

@@ -8,12 +8,13 @@ import pandas as pd
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import create_engine, inspect
+from sqlalchemy import create_engine, inspect, text
 
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.results import migrations
 from inferx_pipeline.results.e2e_interactivity import E2E_INTVTY_COLUMNS
 from inferx_pipeline.results.filters import ResultFilter
+from inferx_pipeline.results.pull_runs import read_pull_runs
 from inferx_pipeline.results.record import PULL_COLUMNS, RECORD_COLUMNS
 from inferx_pipeline.results.store import Rejection, ResultStore
 from inferx_pipeline.results.tables import QUARANTINE, RESULTS, Base
@@ -24,10 +25,25 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0009"
+        assert context.get_current_revision() == "0010"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes
+    store.close()
+
+
+def test_pr_runs_recorded_before_baseline_images_read_none(store_url: str) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0009")
+        conn.execute(
+            text("INSERT INTO pull_request_runs VALUES ('r1', 7, 'abc', 'sweep-enabled', 'x', "
+                 "'2026-12-01 00:00:00')")
+        )  # fmt: skip
+    engine.dispose()
+    store = ResultStore(store_url)
+    (run,) = read_pull_runs(store)
+    assert (run.run_id, run.baseline_recipe, run.baseline_image) == ("r1", "x", None)
     store.close()
 
 
