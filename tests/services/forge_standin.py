@@ -35,11 +35,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from tests.services.http_thread import ServerThread
 
 FIXTURES = Path(__file__).resolve().parents[1] / "forge" / "fixtures" / "github"
 PREFIX = "/api/v3"
@@ -114,7 +115,7 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class ForgeStandin:
+class ForgeStandin(ServerThread):
     """The stand-in for one repository (see the module doc); ``url`` is the API base URL."""
 
     def __init__(
@@ -123,32 +124,13 @@ class ForgeStandin:
         self.owner = owner
         self.repo = repo
         self._state = _State(owner, repo, token)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}{PREFIX}"
-        self._server.RequestHandlerClass = type(
-            "Handler", (_Handler,), {"state": self._state, "base": self.url}
-        )
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
+        self.url = ""  # set once the port is known, before the first request
 
-    def __enter__(self) -> ForgeStandin:
-        return self
+        def handler(port: int) -> type[_Handler]:
+            self.url = f"http://127.0.0.1:{port}{PREFIX}"
+            return type("Handler", (_Handler,), {"state": self._state, "base": self.url})
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop serving: the server thread this object started ends before this returns."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        super().__init__(handler)
 
     @property
     def seen(self) -> list[Seen]:

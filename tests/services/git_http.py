@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
 from collections.abc import Callable
 from functools import partial
-from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from urllib.parse import urlsplit
 
 from tests.gittools import Work
+from tests.services.http_thread import ServerThread
 
 BACKEND_TIMEOUT_S = 60.0
 
@@ -136,7 +135,7 @@ class _DumbHandler(SimpleHTTPRequestHandler):
         super().do_GET()
 
 
-class ServedRepo:
+class ServedRepo(ServerThread):
     """A bare repository ``repo.git`` under ``root``, served on 127.0.0.1 (module doc).
 
     ``url`` is its clone URL. Commits are made in ``work`` (a ``tests.gittools.Work`` on
@@ -152,12 +151,8 @@ class ServedRepo:
         self.seen: list[str] = []
         subprocess.run(["git", "init", "-q", "--bare", str(self.bare)], check=True)
         handler = self._handler(root, backend if smart is not False else None)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/repo.git"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), daemon=True
-        )
-        self._thread.start()
+        super().__init__(lambda _port: handler)
+        self.url = f"http://127.0.0.1:{self.port}/repo.git"
 
     def _handler(self, root: Path, backend: Path | None) -> Callable[..., BaseHTTPRequestHandler]:
         self.smart = backend is not None
@@ -166,23 +161,6 @@ class ServedRepo:
             return type("Handler", (_SmartHandler,), attrs)
         handler = type("Handler", (_DumbHandler,), {"seen": self.seen})
         return partial(handler, directory=str(root))
-
-    def __enter__(self) -> ServedRepo:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Stop serving: the server thread this object started ends before this returns."""
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
 
     def branch(self, name: str, start: str = "main") -> None:
         """Point branch ``name`` of the work tree at ``start`` (created or moved) and check it
