@@ -33,6 +33,11 @@ class Sku(FrozenModel):
     dense_tflops: dict[str, float] = Field(description="Dense peak TFLOP/s per dtype.")
     interconnect: str
     interconnect_gbps: float = Field(gt=0, description="Scale-up bandwidth per GPU, GB/s.")
+    scaleout_gbps: float = Field(
+        gt=0,
+        description="Scale-out NIC bandwidth per GPU, GB/s one direction (carries the KV "
+        "transfer of disaggregated prefill/decode).",
+    )
     gpus_per_node: int = Field(gt=0)
     kw: float = Field(gt=0, description="Board power per GPU in kW.")
     source: str

@@ -83,10 +83,13 @@ REAL_ENGINES = (
     "scripts/build-vllm-cpu-image",
     f".venv/bin/inferx sweep --recipe {NGRAM} --launcher docker --pools POOLS",
 )
+DISAGG = "disagg-tiny-qwen3-bf16-cpu-vllm"  # prefill and decode workers on two nodes
 SLURM = (
     "cp deploy/slurm-pools.example.yaml pools.yaml",
     f".venv/bin/inferx sweep --recipe {NGRAM} --launcher slurm --pools pools.yaml",
     f".venv/bin/inferx materialize --recipe {NGRAM} --launcher slurm --pools pools.yaml",
+    f".venv/bin/inferx matrix --recipe {DISAGG}",
+    f".venv/bin/inferx sweep --recipe {DISAGG} --launcher slurm --pools pools.yaml",
 )
 PULLS = (
     ".venv/bin/inferx pr list",

@@ -17,7 +17,7 @@ from inferx_pipeline.dryrun import GroupPrediction, predict_jobs
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
 from inferx_pipeline.settings import Settings
-from inferx_pipeline.sim.config import SPEC_METHODS, SimConfig
+from inferx_pipeline.sim.config import ROLES, SPEC_METHODS, SimConfig
 from inferx_pipeline.sim.predict import DEFAULT_PROMPTS_PER_CONC, PredictPoint, predict
 from inferx_pipeline.sim.server import serve_forever
 
@@ -97,11 +97,31 @@ def sim() -> None:
     help="With --answer-key: share of its questions answered right, spread evenly in file "
     "order (0.5 = every second); the rest get filler words.",
 )
+@click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    default="aggregated",
+    show_default=True,
+    help="Disaggregation role behind sglang-router --pd-disaggregation or vllm-router "
+    "--vllm-pd-disaggregation; requests without the routers' fields are served whole.",
+)
+@click.option(
+    "--bootstrap-port",
+    type=int,
+    default=None,
+    help="Prefill role (required): port of its KV bootstrap server on --host.",
+)
+@click.option("--nnodes", type=int, default=1, show_default=True, help="Nodes of one worker.")
+@click.option("--node-rank", type=int, default=0, show_default=True, help="0 serves HTTP.")
+@click.option("--master-addr", default=None, help="Rank 0's address (ranks > 0 join it).")
+@click.option("--master-port", type=int, default=None, help="Rank 0's rendezvous port.")
 def serve(**options: Any) -> None:
     """Serve until SIGINT/SIGTERM; prints `INFERX_SIM_LISTENING http://HOST:PORT` when bound.
 
     Answers are filler words, so an accuracy eval scores 0; with --answer-key the eval's
     gold answers, so it scores --answer-share (a stand-in for testing the eval path).
+    With --nnodes N, rank 0 serves (503 until ranks 1..N-1 joined its --master-port) and
+    ranks > 0 print nothing: they exit 1 when rank 0 goes away.
     """
     config = _config(options)
     serve_forever(config, lambda url: click.echo(f"INFERX_SIM_LISTENING {url}"))

@@ -37,6 +37,7 @@ from inferx_pipeline.conformance.sglang_request import sglang_request
 from inferx_pipeline.errors import InferxError, LaunchError
 from inferx_pipeline.launch.base import fill_port
 from inferx_pipeline.launch.local import LocalHost, Program, package_version, program_interpreter
+from inferx_pipeline.launch.local_deploy import fill
 from inferx_pipeline.launch.models import fill_model
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
@@ -209,9 +210,20 @@ def host_parsers(host: LocalHost, cache: ArgvCache) -> dict[str, EngineParser]:
 
 
 def parse_argv(spec: ServerSpec) -> tuple[str, ...]:
-    """``spec``'s argv as the engine's parser takes it: placeholders filled, argv[0] gone."""
-    argv = fill_model(fill_port(spec.argv, PARSE_PORT), spec.client.model_name)
-    return argv[1:]
+    """``spec``'s argv as the engine's parser takes it: placeholders filled, argv[0] gone.
+
+    A multinode job's is its first worker's, as rank 0 of that worker runs it.
+    """
+    argv = spec.argv
+    if spec.deployment is not None:
+        worker = spec.deployment.workers[0]
+        values = {
+            "bootstrap_port": str(PARSE_PORT + 1), "master_port": str(PARSE_PORT + 2),
+            "master": "127.0.0.1", "rank": "0", "nnodes": str(len(worker.nodes)),
+            "shared": "/tmp/inferx-kv", "job": "0",
+        }  # fmt: skip
+        argv = fill(worker.argv, values)
+    return fill_model(fill_port(argv, PARSE_PORT), spec.client.model_name)[1:]
 
 
 def argv_findings(

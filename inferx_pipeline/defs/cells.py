@@ -15,12 +15,13 @@ duration, the launcher; and the headline result's measured prompts and seconds.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import dagster as dg
 
 from inferx_pipeline.bench.result import RawResult
 from inferx_pipeline.defs.config import PointSize
+from inferx_pipeline.engines.multinode import deployment_fields
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.partitions import Cell
@@ -174,6 +175,7 @@ def cell_metadata(
     }
     if outcome.slurm_job:
         shown["slurm_job"] = dg.MetadataValue.text(outcome.slurm_job)
+    shown |= _deployment(job, result.metadata)
     source = outcome.manifest.run_id if outcome.manifest else None
     if outcome.status == "reused" and source is not None:
         shown["measured_in"] = (
@@ -181,6 +183,22 @@ def cell_metadata(
             if is_dagster_run(source)
             else dg.MetadataValue.text(f"sweep run {source}")
         )
+    return shown
+
+
+def _deployment(job: BenchmarkJob, measured: Mapping[str, object]) -> dict[str, dg.MetadataValue]:
+    """A multinode job's workers, router and KV transfer, and where its workers ran."""
+    fields = deployment_fields(job)
+    if not fields:
+        return {}
+    shown: dict[str, dg.MetadataValue] = {
+        name: dg.MetadataValue.text(str(fields[name]))
+        for name in ("deployment", "router", "kv_transfer")
+        if fields[name] is not None
+    }
+    shown["deployment_gpus"] = dg.MetadataValue.int(job.gpus)
+    if measured.get("workers"):
+        shown["workers"] = dg.MetadataValue.text(str(measured["workers"]))
     return shown
 
 

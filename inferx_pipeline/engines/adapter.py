@@ -41,11 +41,12 @@ class EngineAdapter(ABC):
         """The server environment."""
 
     def server_spec(self, job: BenchmarkJob, *, sku: Sku) -> ServerSpec:
-        """The ServerSpec of ``job`` on ``sku``; LaunchError for multinode jobs."""
+        """The ServerSpec of single-node ``job`` on ``sku``; LaunchError for a multinode job
+        (its workers' specs come from ``engines/multinode.py``)."""
         if job.parallel is None:
             raise LaunchError(
                 f"{job.job_id}: multinode jobs ({job.engine.framework}) have no single-node "
-                "server; execution is single-node for now"
+                "server; its deployment is engines.multinode.job_spec's"
             )
         return ServerSpec(
             name=f"{job.recipe_id}/{job.scenario_label}/{job.label}",

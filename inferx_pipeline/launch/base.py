@@ -27,7 +27,7 @@ from threading import Lock
 from types import TracebackType
 from typing import Protocol, Self
 
-from inferx_pipeline.errors import ServerExitedError, ServerStartTimeoutError
+from inferx_pipeline.errors import LaunchError, ServerExitedError, ServerStartTimeoutError
 from inferx_pipeline.launch.spec import ServerSpec
 
 HEALTH_POLL_S = 0.2
@@ -191,6 +191,15 @@ class ServerHandle(ABC):
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+def refuse_deployment(spec: ServerSpec, launcher: str) -> None:
+    """LaunchError for a multinode deployment given to a launcher of one server."""
+    if spec.deployment is not None:
+        raise LaunchError(
+            f"server {spec.name}: a multinode job ({len(spec.deployment.workers)} workers and "
+            f"a router) does not run on the {launcher} launcher; run it with --launcher slurm"
+        )
 
 
 class Launcher(Protocol):

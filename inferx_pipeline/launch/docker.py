@@ -31,6 +31,7 @@ from inferx_pipeline.launch.base import (
     cleanup_on_failure,
     free_port,
     log_file,
+    refuse_deployment,
 )
 from inferx_pipeline.launch.docker_args import (
     DEFAULT_CONTAINER_PORT,
@@ -241,6 +242,7 @@ class DockerLauncher:
         Raises ``LaunchError`` when the image is missing or the daemon refuses; on any
         failure the container is already removed.
         """
+        refuse_deployment(spec, "docker")
         digest = ensure_image(self.client, spec.image, self.options.pull)
         port = spec.port or (
             self.choose_port() if self.options.network == "host" else DEFAULT_CONTAINER_PORT

@@ -35,7 +35,7 @@ from pydantic import Field
 
 from inferx_pipeline.catalog import Sku, read_model
 from inferx_pipeline.errors import LaunchError
-from inferx_pipeline.launch.base import fill_port, free_port
+from inferx_pipeline.launch.base import ServerHandle, fill_port, free_port
 from inferx_pipeline.launch.host_gpus import (
     HostGpu,
     check_sku,
@@ -43,11 +43,12 @@ from inferx_pipeline.launch.host_gpus import (
     usable,
     visible_devices,
 )
+from inferx_pipeline.launch.local_deploy import start_deployment
 from inferx_pipeline.launch.models import ModelStore, fill_model
 from inferx_pipeline.launch.ownership import ProcessLedger
 from inferx_pipeline.launch.preflight import ImageFacts
 from inferx_pipeline.launch.spec import ServerSpec
-from inferx_pipeline.launch.subprocess import SubprocessHandle, SubprocessLauncher
+from inferx_pipeline.launch.subprocess import SubprocessLauncher
 from inferx_pipeline.strict import FrozenModel
 
 VERSION_PROBE_TIMEOUT_S = 60.0
@@ -163,9 +164,23 @@ class LocalLauncher:
             )
         return {"CUDA_VISIBLE_DEVICES": visible_devices(self.gpus, spec.gpus.count)}
 
-    def start(self, spec: ServerSpec) -> SubprocessHandle:
-        """Start ``spec`` on a free port; returns before it is healthy (``wait_healthy``)."""
-        return self._processes.start(self.resolve(spec, free_port()))
+    def start(self, spec: ServerSpec) -> ServerHandle:
+        """Start ``spec`` on a free port; returns before it is healthy (``wait_healthy``).
+
+        A multinode deployment runs here when its engines need no GPU (CPU workers): each
+        rank a process and the router (``local_deploy``); with GPUs it needs Slurm.
+        """
+        if spec.deployment is None:
+            return self._processes.start(self.resolve(spec, free_port()))
+        if spec.gpus.count and spec.gpus.vendor != "none":
+            raise LaunchError(
+                f"server {spec.name}: a multinode job's workers need GPUs of their own "
+                "nodes; run it with --launcher slurm"
+            )
+        processes = self._processes
+        return start_deployment(
+            spec, self.start, log_dir=processes.log_dir, start_router=processes.start
+        )
 
 
 class LocalFacts:

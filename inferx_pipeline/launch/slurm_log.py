@@ -2,7 +2,8 @@
 
 ``JobOutput`` follows ``slurm_job-<id>.out`` from a thread (the file appears when the job
 starts), appends each complete line to the ``LogBuffer`` and records the replica lines
-(``INFERX_SLURM_REPLICA rank=R node=N port=P``, see ``slurm_script``) it passes.
+(``INFERX_SLURM_REPLICA rank=R node=N port=P``, see ``slurm_script``) and worker exit
+lines (``INFERX_SLURM_WORKER_EXIT rank=R status=S``, see ``slurm_deploy``) it passes.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import threading
 from pathlib import Path
 
 from inferx_pipeline.launch.base import LogBuffer
-from inferx_pipeline.launch.slurm_script import REPLICA_PREFIX
+from inferx_pipeline.launch.slurm_script import EXIT_PREFIX, REPLICA_PREFIX
 
 FOLLOW_POLL_S = 0.1
 JOIN_S = 5.0
 _REPLICA = re.compile(rf"{REPLICA_PREFIX} rank=(\d+) node=(\S+) port=(\d+)")
+_EXIT = re.compile(rf"{EXIT_PREFIX} rank=(\d+) status=(\d+)")
 
 
 class JobOutput:
@@ -26,6 +28,7 @@ class JobOutput:
         self.path = path
         self.log = log
         self.replicas: dict[int, tuple[str, int]] = {}
+        self.exits: dict[int, int] = {}  # a deployment's worker that ended -> its status
         self.seen = threading.Event()  # set at each new replica line
         self._closing = threading.Event()
         self._thread = threading.Thread(target=self._follow, name=f"slurm-{path.name}", daemon=True)
@@ -59,6 +62,9 @@ class JobOutput:
         match = _REPLICA.search(line)
         if match:
             self.replicas[int(match[1])] = (match[2], int(match[3]))
+            self.seen.set()
+        elif match := _EXIT.search(line):
+            self.exits[int(match[1])] = int(match[2])
             self.seen.set()
 
     def close(self) -> None:

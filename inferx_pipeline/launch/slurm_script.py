@@ -39,6 +39,7 @@ from inferx_pipeline.launch.slurm_pools import Runtime, SlurmPool
 from inferx_pipeline.launch.spec import ServerSpec
 
 REPLICA_PREFIX = "INFERX_SLURM_REPLICA"
+EXIT_PREFIX = "INFERX_SLURM_WORKER_EXIT"  # a deployment's worker that ended (slurm_deploy)
 PORT_BASE = 20000
 PORT_SPAN = 20000
 
@@ -162,14 +163,15 @@ def sbatch_options(
     comment: str,
     output: Path,
     export: Sequence[str],
+    nodes: int | None = None,
 ) -> list[str]:
-    """sbatch's options for ``spec`` on ``pool`` (pure).
+    """sbatch's options for ``spec`` on ``pool`` (pure); ``nodes`` default: one per replica.
 
     ``export`` names the only variables the job takes from sbatch's environment (host
     basics and secrets, see ``secrets.engine_env``); never the caller's whole environment.
     """
     options = [f"--job-name={name}", f"--comment={comment}", f"--partition={pool.partition}"]
-    options += [f"--time={pool.time_limit}", f"--nodes={pool.replicas}"]
+    options += [f"--time={pool.time_limit}", f"--nodes={nodes or pool.replicas}"]
     # No requeue: a job that lost its node ends NODE_FAIL and the sweep decides what reruns.
     options += ["--ntasks-per-node=1", f"--output={output}", "--no-requeue"]
     options.append("--export=" + ",".join(export))
@@ -191,7 +193,7 @@ def _replica_function(spec: ServerSpec, pool: SlurmPool) -> str:
     return _REPLICA_FUNCTION.replace("PORT_EXPR", port).replace("RUN_ENGINE", run)
 
 
-def _check_names(spec: ServerSpec, names: Sequence[str]) -> None:
+def check_names(spec: ServerSpec, names: Sequence[str]) -> None:
     # Specs built with model_copy(update=...) skip validation: the script checks again.
     for name in names:
         try:
@@ -212,7 +214,7 @@ def batch_script(spec: ServerSpec, pool: SlurmPool, *, run_id: str) -> str:
     env = dict(spec.env)
     if pool.runtime == "docker" and pool.docker.host:
         env["DOCKER_HOST"] = pool.docker.host  # an address, not a secret
-    _check_names(spec, [*env, *spec.secret_env])
+    check_names(spec, [*env, *spec.secret_env])
     srun_options, replica = RUNTIMES[pool.runtime](spec, pool, run_id)
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))
     srun = ["srun", f"--nodes={pool.replicas}", f"--ntasks={pool.replicas}"]

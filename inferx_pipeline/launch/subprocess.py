@@ -34,6 +34,7 @@ from inferx_pipeline.launch.base import (
     fill_port,
     log_file,
 )
+from inferx_pipeline.launch.local_deploy import start_deployment
 from inferx_pipeline.launch.ownership import Owner, ProcessLedger, process_start, stop_group
 from inferx_pipeline.launch.secrets import engine_env
 from inferx_pipeline.launch.spec import ServerSpec
@@ -169,12 +170,14 @@ class SubprocessLauncher:
         self.ledger = ledger
         self.run_id = run_id
 
-    def start(self, spec: ServerSpec) -> SubprocessHandle:
+    def start(self, spec: ServerSpec) -> ServerHandle:
         """Start ``spec``'s argv; return once its URL is known (not yet healthy).
 
         Raises ``LaunchError`` (program missing), ``ServerExitedError`` or
         ``ServerStartTimeoutError``; on any failure the child is already stopped.
         """
+        if spec.deployment is not None:  # every rank a child process, and the router
+            return start_deployment(spec, self.start, log_dir=self.log_dir)
         argv = resolve_executable(fill_port(spec.argv, spec.port))
         env = engine_env(spec, self.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # the URL line must not sit in a buffer

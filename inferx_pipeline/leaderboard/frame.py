@@ -18,7 +18,7 @@ from inferx_pipeline.errors import LeaderboardError
 IDENTITY_COLUMNS: tuple[str, ...] = (
     "recipe_id", "model", "model_family", "precision", "sku", "vendor", "framework",
     "image", "image_tag", "scenario", "isl", "osl", "tp", "ep", "pp", "pcp", "dp_attn",
-    "kv_offload", "spec_method", "draft_tokens", "thinking", "gpus", "conc",
+    "kv_offload", "spec_method", "draft_tokens", "thinking", "gpus", "conc", "deployment",
 )  # fmt: skip
 MEASUREMENT_COLUMNS: tuple[str, ...] = (
     "tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu",
@@ -38,7 +38,7 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
 # LEADERBOARD_COLUMNS would cost twice the reading time and memory.
 HISTORY_BASE_COLUMNS: tuple[str, ...] = (
     "recipe_id", "sku", "image_tag", "scenario", "isl", "osl", "thinking", "tp", "ep", "pp",
-    "pcp", "dp_attn", "spec_method", "draft_tokens", "kv_offload", "conc",
+    "pcp", "dp_attn", "spec_method", "draft_tokens", "kv_offload", "conc", "deployment",
     "tput_per_gpu", "input_tput_per_gpu", "output_tput_per_gpu", "intvty_median",
     *PROVENANCE_COLUMNS,
 )  # fmt: skip
@@ -83,12 +83,16 @@ def workload_labels(frame: pd.DataFrame) -> pd.Series:
 
 
 def config_labels(frame: pd.DataFrame) -> pd.Series:
-    """The server knobs of a point, e.g. ``tp8 ep8 dp-attn mtp3 kv:dram``."""
+    """The server knobs of a point, e.g. ``tp8 ep8 dp-attn mtp3 kv:dram``; a multinode
+    deployment's workers instead of the layout, e.g. ``disagg 1P tp4 + 2D tp8 mtp3``."""
     label = "tp" + frame["tp"].astype(str)
     label = label + np.where(frame["ep"].astype(int) > 1, " ep" + frame["ep"].astype(str), "")
     label = label + np.where(frame["pp"].astype(int) > 1, " pp" + frame["pp"].astype(str), "")
     label = label + np.where(frame["pcp"].astype(int) > 1, " pcp" + frame["pcp"].astype(str), "")
     label = label + np.where(frame["dp_attn"].astype(bool), " dp-attn", "")
+    if "deployment" in frame.columns:
+        deployment = frame["deployment"].astype(object)
+        label = pd.Series(np.where(deployment.notna(), deployment.astype(str), label), frame.index)
     spec = frame["spec_method"].astype(str)
     label = label + np.where(spec != "none", " " + spec + frame["draft_tokens"].astype(str), "")
     offload = frame["kv_offload"].astype(str)
@@ -164,6 +168,7 @@ _DERIVED: dict[Callable[[pd.DataFrame], pd.Series], tuple[str, ...]] = {
         "spec_method",
         "draft_tokens",
         "kv_offload",
+        "deployment",
     ),
     badge_labels: ("official", "simulated"),
 }

@@ -31,6 +31,9 @@ RECORD_DEFAULTS: dict[str, object] = {
     "kv_offload_backend": None, "spec_method": "none", "draft_tokens": 0,
     "acceptance_mode": "none", "target_al": None, "realized_al": None, "thinking": "none",
     "gpus": 8, "conc": 1,
+    "deployment": None, "deployment_gpus": None, "disagg": False, "prefill_workers": None,
+    "prefill_tp": None, "prefill_ep": None, "decode_workers": None, "decode_tp": None,
+    "decode_ep": None, "router": None, "kv_transfer": None,
     "tput_per_gpu": 100.0, "input_tput_per_gpu": 50.0, "output_tput_per_gpu": 50.0,
     "request_throughput": 1.0,
     **{f"{m}_{s}_s": 0.1 for m in ("ttft", "tpot", "itl", "e2el") for s in _STAT_SCALE},
@@ -160,7 +163,7 @@ def _measure(frame: pd.DataFrame, rng: np.random.Generator, simulated: bool) -> 
         "run_id": "run-" + pd.Series(image_n).astype(str), "attempt": 1,
         "started_at": started, "finished_at": started + pd.Timedelta(minutes=5),
         "client_version": "0.1.0", "simulated": simulated, "official": not simulated,
-        "status": "ok", "valid": True, "source": "inferx",
+        "status": "ok", "valid": True, "source": "inferx", "disagg": False,
         "artifact_sha256": [f"{i:064x}" for i in range(n)], "artifacts": "{}",
     })  # fmt: skip
     return pd.DataFrame(out, columns=list(RECORD_COLUMNS))

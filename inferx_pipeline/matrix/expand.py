@@ -273,7 +273,12 @@ def _dram_budget(rp: _RowParts, block: AgenticCoding, kv: str, ctx: _Context) ->
         raise MatrixError(f"{where}: a kv-offloading: dram row needs runner facts (runners=)")
     row = rp.row
     # Multinode: only the prefill pool offloads KV to DRAM today (InferenceX).
-    gpus = row.gpus if isinstance(row, SingleNodeRow) else row.prefill.gpus_per_replica
+    # InferenceX's budget counts a multinode row's prefill tp (not a DP-attention worker's ranks).
+    gpus = (
+        row.gpus
+        if isinstance(row, SingleNodeRow)
+        else row.prefill.tp * row.prefill.pp * row.prefill.pcp_size
+    )
     return ctx.runners.dram_budget_gb(
         rp.recipe.runner_label, utilization=block.dram_utilization, gpus=gpus
     )

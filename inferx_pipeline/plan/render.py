@@ -1,8 +1,9 @@
 """A matrix as text: its jobs as table, JSON, CSV (each with the server command line), or
 its InferenceX rows (eval fields included).
 
-The command column comes from the job's engine adapter; a framework without an adapter
-yet (or a multinode job) shows why instead of failing the whole listing.
+The command column comes from the job's engine adapter (a multinode job's: its first
+worker's, the JSON adds the whole deployment); a framework without an adapter yet, or a
+multinode engine inferx does not launch, shows why instead of failing the whole listing.
 """
 
 from __future__ import annotations
@@ -15,21 +16,27 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from inferx_pipeline.catalog import Catalog
-from inferx_pipeline.engines.base import adapter_for
-from inferx_pipeline.engines.multinode import describe, layout
+from inferx_pipeline.engines.multinode import describe, job_spec
 from inferx_pipeline.errors import InferxError
+from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.plan.build import LoadedMatrix
 
 Format = Literal["table", "json", "csv", "inferencex"]
 
 
+def _spec(job: BenchmarkJob, catalog: Catalog) -> ServerSpec | str:
+    try:
+        return job_spec(job, catalog.sku(job.sku))
+    except InferxError as err:
+        return f"({str(err).split(': ', 1)[-1]})"
+
+
 def server_command(job: BenchmarkJob, catalog: Catalog) -> tuple[str, dict[str, str]]:
     """(shell-quoted argv, env) of the job's server, or ('(reason)', {}) when there is none."""
-    try:
-        spec = adapter_for(job).server_spec(job, sku=catalog.sku(job.sku))
-    except InferxError as err:
-        return f"({str(err).split(': ', 1)[-1]})", {}
+    spec = _spec(job, catalog)
+    if isinstance(spec, str):
+        return spec, {}
     return shlex.join(spec.argv), dict(spec.env)
 
 
@@ -39,6 +46,10 @@ def _json(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
         command, env = server_command(job, catalog)
         doc = job.model_dump(mode="json")
         doc.update({"job_id": job.job_id, "server_command": command, "server_env": env})
+        if job.workers is not None:
+            spec = _spec(job, catalog)
+            deployed = spec.deployment if isinstance(spec, ServerSpec) else None
+            doc["deployment"] = deployed.model_dump(mode="json") if deployed else None
         docs.append(doc)
     return json.dumps(docs, indent=1)
 
@@ -62,9 +73,10 @@ def _table(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
         command, env = server_command(job, catalog)
         env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
         lines.append(f"{job.job_id}  sku={job.sku} conc={job.conc} fp={job.fingerprint[:12]}")
-        lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
-        if job.workers is not None:  # multinode: the Slurm job's nodes, roles and commands
-            lines += [f"    {line}" for line in describe(layout(job, catalog.sku(job.sku)))]
+        if job.workers is not None:  # multinode: the Slurm job's nodes, router and workers
+            lines += [f"    {line}" for line in describe(job, catalog.sku(job.sku))]
+        else:
+            lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
     return "\n".join(lines)
 
 

@@ -172,8 +172,14 @@ class Worker(StrictModel):
 
     @property
     def gpus_per_replica(self) -> int:
-        """GPUs one replica uses (tp x pp x pcp)."""
-        return self.tp * self.pp * self.pcp_size
+        """GPUs one replica uses: tp x pp x pcp, where a DP-attention replica spans its
+        attention ranks, ``max(tp, ep)`` (InferenceX's ``dep8`` is tp 1, ep 8, dp-attn)."""
+        return self.attention_ranks * self.pp * self.pcp_size
+
+    @property
+    def attention_ranks(self) -> int:
+        """Ranks of one pipeline stage: tp, or with DP attention max(tp, ep)."""
+        return max(self.tp, self.ep) if self.dp_attn else self.tp
 
 
 class MultinodeRow(_RowCommon):

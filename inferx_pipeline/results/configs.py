@@ -44,7 +44,11 @@ CONFIG_FIELDS: dict[str, tuple[Callable[[Any], object], object]] = {
     "spec_method": (str, "none"),
     "draft_tokens": (int, 0),
     "thinking": (str, "none"),
+    "deployment": (str, ""),
 }
+# Fields added after config ids were stored (eval scores keep theirs): hashed only when
+# set, so every single-node configuration keeps the id it had.
+HASHED_WHEN_SET = frozenset({"deployment"})
 
 
 def config_id(fields: Mapping[str, Any]) -> str:
@@ -64,6 +68,7 @@ def config_id(fields: Mapping[str, Any]) -> str:
     canonical = {
         name: kind(default if _absent(fields, name) else fields[name])
         for name, (kind, default) in CONFIG_FIELDS.items()
+        if name not in HASHED_WHEN_SET or not _absent(fields, name)
     }
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()

@@ -52,8 +52,8 @@ def inferencex_rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _inferencex_row(row: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {key: _plain(row[col]) for key, col in INFERENCEX_IDENTITY.items()}
-    out["disagg"] = False
-    out["is_multinode"] = False
+    out["disagg"] = bool(_plain(row.get("disagg")) or False)
+    out["is_multinode"] = _plain(row.get("deployment")) is not None
     out["dp_attention"] = "true" if row["dp_attn"] else "false"
     for key, col in INFERENCEX_METRICS.items():
         value = _plain(row[col])

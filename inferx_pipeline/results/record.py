@@ -68,11 +68,28 @@ class JobIdentity(FrozenModel):
     target_al: float | None = Field(default=None, ge=1, description="Golden acceptance length.")
     thinking: Thinking = Field(default="none", description="Thinking mode of the chat template.")
     conc: int = Field(ge=1, description="Client concurrency of this point.")
+    # A multinode deployment (tp .. dp_attn above are then its decode or aggregated pool's).
+    deployment: str | None = Field(
+        default=None,
+        description="Multinode: its workers, e.g. 'disagg 1P tp4 + 2D tp8 ep8'; None: one server.",
+    )
+    deployment_gpus: int | None = Field(
+        default=None, ge=1, description="Multinode: GPUs of all its workers."
+    )
+    disagg: bool = Field(default=False, description="Prefill and decode on separate workers.")
+    prefill_workers: int | None = Field(default=None, ge=0, description="Prefill workers.")
+    prefill_tp: int | None = Field(default=None, ge=1, description="TP of each prefill worker.")
+    prefill_ep: int | None = Field(default=None, ge=1, description="EP of each prefill worker.")
+    decode_workers: int | None = Field(default=None, ge=0, description="Decode workers.")
+    decode_tp: int | None = Field(default=None, ge=1, description="TP of each decode worker.")
+    decode_ep: int | None = Field(default=None, ge=1, description="EP of each decode worker.")
+    router: str | None = Field(default=None, description="Router in front, e.g. sglang-router.")
+    kv_transfer: str | None = Field(default=None, description="KV transfer backend, e.g. nixl.")
 
     @property
     def gpus(self) -> int:
-        """GPUs the server occupies (single node): tp x pp x pcp."""
-        return self.tp * self.pp * self.pcp
+        """GPUs the server occupies: tp x pp x pcp, or every worker's of a deployment."""
+        return self.deployment_gpus or self.tp * self.pp * self.pcp
 
 
 class RunContext(FrozenModel):
@@ -158,6 +175,17 @@ class ResultRecord(FrozenModel):
     thinking: Thinking
     gpus: int = Field(ge=1)
     conc: int = Field(ge=1)
+    deployment: str | None = None
+    deployment_gpus: int | None = Field(default=None, ge=1)
+    disagg: bool
+    prefill_workers: int | None = None
+    prefill_tp: int | None = None
+    prefill_ep: int | None = None
+    decode_workers: int | None = None
+    decode_tp: int | None = None
+    decode_ep: int | None = None
+    router: str | None = None
+    kv_transfer: str | None = None
     # measurement: tok/s/GPU, req/s, seconds, tok/s/user; null where the source lacks it
     tput_per_gpu: float = Field(ge=0, allow_inf_nan=False)
     input_tput_per_gpu: float = Field(ge=0, allow_inf_nan=False)
@@ -229,7 +257,10 @@ class ResultRecord(FrozenModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> ResultRecord:
-        if self.gpus != self.tp * self.pp * self.pcp:
+        if self.deployment_gpus is not None:
+            if self.gpus != self.deployment_gpus:
+                raise ValueError(f"gpus={self.gpus} but deployment_gpus={self.deployment_gpus}")
+        elif self.gpus != self.tp * self.pp * self.pcp:
             raise ValueError(f"gpus={self.gpus} but tp x pp x pcp = {self.tp * self.pp * self.pcp}")
         if self.image_tag != image_tag(self.image):
             raise ValueError(f"image_tag={self.image_tag!r} does not match image {self.image!r}")
@@ -239,3 +270,8 @@ class ResultRecord(FrozenModel):
 RECORD_COLUMNS: tuple[str, ...] = tuple(ResultRecord.model_fields)
 # The columns that say whose run a row is: a pull request's unofficial one, or a promotion.
 PULL_COLUMNS: tuple[str, ...] = ("pr_number", "head_sha", "measured_in")
+# The columns of a multinode deployment (revision 0011); single-node rows leave them null.
+DEPLOYMENT_COLUMNS: tuple[str, ...] = (
+    "deployment", "deployment_gpus", "disagg", "prefill_workers", "prefill_tp", "prefill_ep",
+    "decode_workers", "decode_tp", "decode_ep", "router", "kv_transfer",
+)  # fmt: skip

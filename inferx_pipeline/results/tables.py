@@ -22,6 +22,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -80,6 +81,17 @@ class ResultRow(Base):
     thinking: Mapped[str] = mapped_column(String)
     gpus: Mapped[int] = mapped_column(Integer)
     conc: Mapped[int] = mapped_column(Integer)
+    deployment: Mapped[str | None] = mapped_column(String)
+    deployment_gpus: Mapped[int | None] = mapped_column(Integer)
+    disagg: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    prefill_workers: Mapped[int | None] = mapped_column(Integer)
+    prefill_tp: Mapped[int | None] = mapped_column(Integer)
+    prefill_ep: Mapped[int | None] = mapped_column(Integer)
+    decode_workers: Mapped[int | None] = mapped_column(Integer)
+    decode_tp: Mapped[int | None] = mapped_column(Integer)
+    decode_ep: Mapped[int | None] = mapped_column(Integer)
+    router: Mapped[str | None] = mapped_column(String)
+    kv_transfer: Mapped[str | None] = mapped_column(String)
     # measurement
     tput_per_gpu: Mapped[float] = mapped_column(Float)
     input_tput_per_gpu: Mapped[float] = mapped_column(Float)

@@ -16,6 +16,8 @@ from inferx_pipeline.strict import StrictModel
 
 SpecMethod = Literal["none", "mtp", "eagle", "eagle3", "dspark", "draft_model", "ngram"]
 SPEC_METHODS: tuple[str, ...] = get_args(SpecMethod)
+Role = Literal["aggregated", "prefill", "decode"]
+ROLES: tuple[str, ...] = get_args(Role)
 # The environment variable the commands' ``--time-scale`` reads when the flag is absent.
 SIM_TIME_SCALE_ENV = "INFERX_SIM_TIME_SCALE"
 
@@ -79,6 +81,45 @@ class SimConfig(StrictModel):
         description="Share of the answer key's questions answered right, spread evenly in "
         "file order (0.5: every second); the rest get filler words.",
     )
+
+    role: Role = Field(
+        default="aggregated",
+        description="Disaggregation role: prefill publishes each prompt's KV on the bootstrap "
+        "port, decode fetches it (sim/disagg.py); a request without the routers' fields is "
+        "served whole in every role.",
+    )
+    bootstrap_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Prefill role: port of its KV bootstrap HTTP server on --host (0 = any).",
+    )
+    nnodes: int = Field(default=1, ge=1, description="Nodes one worker spans (--tp covers all).")
+    node_rank: int = Field(default=0, ge=0, description="This process's node; 0 serves HTTP.")
+    master_addr: str | None = Field(
+        default=None, description="Rank 0's address; ranks > 0 join its rendezvous there."
+    )
+    master_port: int | None = Field(
+        default=None, ge=0, le=65535, description="Rank 0's rendezvous TCP port (on --host)."
+    )
+
+    @model_validator(mode="after")
+    def _roles_are_complete(self) -> SimConfig:
+        if self.role == "prefill" and self.bootstrap_port is None:
+            raise ValueError("role prefill needs --bootstrap-port (its KV bootstrap server)")
+        if self.role != "prefill" and self.bootstrap_port is not None:
+            raise ValueError(f"bootstrap_port given with role {self.role}; only prefill serves KV")
+        return self
+
+    @model_validator(mode="after")
+    def _nodes_are_complete(self) -> SimConfig:
+        if self.node_rank >= self.nnodes:
+            raise ValueError(f"node_rank {self.node_rank} is not below nnodes {self.nnodes}")
+        if self.nnodes > 1 and self.master_port is None:
+            raise ValueError(f"nnodes {self.nnodes} needs --master-port (rank 0's rendezvous)")
+        if self.node_rank > 0 and self.master_addr is None:
+            raise ValueError(f"node_rank {self.node_rank} needs --master-addr (rank 0's address)")
+        return self
 
     @model_validator(mode="after")
     def _answer_share_has_a_key(self) -> SimConfig:

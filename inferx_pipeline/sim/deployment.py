@@ -37,6 +37,7 @@ class Deployment(FrozenModel):
     hbm_bytes_per_s: float
     peak_flops: float = Field(description="Dense FLOP/s at the weight precision.")
     interconnect_bytes_per_s: float
+    scaleout_bytes_per_s: float = Field(description="Scale-out NIC bandwidth (KV transfer).")
     layers: int
     hidden_size: int
     dense_weight_bytes: float = Field(description="Non-expert weights, whole model.")
@@ -50,6 +51,14 @@ class Deployment(FrozenModel):
     draft_scale: float = Field(ge=0, description="Draft params / target params (0 = none).")
     kv_capacity_tokens: int = Field(ge=0, description="KV-cache tokens the server can hold.")
     efficiency: Efficiency
+
+    def kv_transfer_s(self, kv_bytes: float) -> float:
+        """Unscaled seconds to receive ``kv_bytes`` of whole (unsharded) KV from a prefill worker.
+
+        Each of the GPUs receives its shard over its own NIC, so the link is
+        ``scaleout x gpus``; the prefill side's GPU count is not modelled.
+        """
+        return kv_bytes / (self.scaleout_bytes_per_s * self.gpus)
 
     def weight_bytes(self, tokens: int) -> float:
         """Weight bytes one step reads on each GPU when it processes ``tokens`` tokens."""
@@ -131,6 +140,7 @@ def build_deployment(config: SimConfig, catalog: Catalog, efficiency: Efficiency
         hbm_bytes_per_s=sku.hbm_tbps * 1e12,
         peak_flops=sku.tflops(config.precision) * 1e12,
         interconnect_bytes_per_s=sku.interconnect_gbps * GB,
+        scaleout_bytes_per_s=sku.scaleout_gbps * GB,
         layers=arch.layers,
         hidden_size=arch.hidden_size,
         dense_weight_bytes=dense,

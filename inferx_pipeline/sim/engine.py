@@ -78,6 +78,8 @@ class Engine:
         self._wake = asyncio.Event()
         self._generated = 0
         self._preemptions_seen = 0
+        self._prefill_computed_seen = 0
+        self.death: str | None = None  # why the engine died, once it has
 
     def open(self, request: SimRequest) -> RequestStream:
         """Queue ``request`` and return its stream; EngineDeadError after a crash."""
@@ -158,11 +160,26 @@ class Engine:
         if sched.preemptions > self._preemptions_seen:
             self.metrics.preemptions.inc(sched.preemptions - self._preemptions_seen)
             self._preemptions_seen = sched.preemptions
+        if sched.prefill_computed > self._prefill_computed_seen:
+            self.metrics.prefill_computed.inc(sched.prefill_computed - self._prefill_computed_seen)
+            self._prefill_computed_seen = sched.prefill_computed
+
+    def fail(self, reason: str) -> None:
+        """Kill the engine: every open stream ends with EngineDeadError, ``/health`` turns 503.
+
+        Idempotent; the first ``reason`` is kept in ``death``.
+        """
+        if self.died.is_set():
+            return
+        self.death = reason
+        self.died.set()
+        self._wake.set()  # an idle ``run`` wakes up and sees it died
+        for stream in self._streams.values():
+            stream.push(EngineDeadError(f"engine core died mid-stream ({reason})"))
 
     def _crash(self) -> None:
-        self.died.set()
-        for stream in self._streams.values():
-            stream.push(EngineDeadError("engine core died mid-stream (--crash-after-tokens)"))
+        limit = self.core.config.crash_after_tokens
+        self.fail(f"simulated engine crashed after {limit} generated tokens (--crash-after-tokens)")
 
 
 @contextlib.asynccontextmanager

@@ -3,7 +3,8 @@
 One ``CollectorRegistry`` per server, so several in-process simulators never share
 counters. A benchmark client reads deltas of these exactly as it would from vLLM.
 
-Families named ``inferx_sim:*`` exist only here: the simulator's own schedule. A chunk's
+Families named ``inferx_sim:*`` exist only here: the simulator's own schedule, and the
+KV a disaggregated worker computed, sent or received (so a transfer shows in counters). A chunk's
 *intended* time is the absolute deadline of the step that produced it; the intended ITL
 and TPOT summaries are what a perfect client would measure, and ``step_lateness``
 (wake-up - deadline) says how late the server itself delivered.
@@ -89,6 +90,26 @@ class SimMetrics:
             "inferx_sim:step_lateness_seconds",
             "How long after its deadline each step's tokens were handed to the streams.",
             LATENESS_BUCKETS,
+        )
+        self.prefill_computed = counter(
+            "inferx_sim:prefill_computed_tokens",
+            "Prompt (and recomputed) tokens whose KV this server computed itself.",
+        )
+        self.kv_received_tokens = counter(
+            "inferx_sim:kv_transfer_received_tokens",
+            "Decode role: prompt tokens whose KV arrived from a prefill worker.",
+        )
+        self.kv_received_bytes = counter(
+            "inferx_sim:kv_transfer_received_bytes",
+            "Decode role: whole (unsharded) KV bytes received from prefill workers.",
+        )
+        self.kv_sent_tokens = counter(
+            "inferx_sim:kv_transfer_sent_tokens",
+            "Prefill role: prompt tokens whose KV a decode worker fetched.",
+        )
+        self.kv_transfer_seconds = counter(
+            "inferx_sim:kv_transfer_seconds",
+            "Decode role: simulated (unscaled) seconds spent receiving KV.",
         )
         success = Counter(
             "vllm:request_success",

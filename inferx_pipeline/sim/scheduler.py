@@ -6,6 +6,10 @@ the KV blocks it needs, the newest running sequence is preempted (recompute: its
 freed and it goes back to the head of the queue). Then, if nothing was preempted,
 waiting requests are admitted in arrival order while the batch has room in sequences,
 token budget and KV blocks; a long prompt is prefilled in chunks over several steps.
+
+A request whose prompt KV arrived from a prefill worker (disaggregated decode) is
+submitted with ``computed`` already at its prompt length: admission allocates blocks for
+the whole prompt with an empty query, and its first token comes out of that one step.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ class SimRequest:
     prompt_tokens: int
     max_tokens: int
     generated: int = 0
-    computed: int = 0  # tokens of the (re)prefill whose KV exists
+    computed: int = 0  # tokens of the (re)prefill whose KV exists (received KV counts)
     prefill_len: int = 0  # prompt (+ generated after a preemption) to prefill before decoding
     blocks: int = 0
     finished: bool = False
@@ -83,6 +87,7 @@ class Scheduler:
     running: list[SimRequest] = field(default_factory=list)
     used_blocks: int = 0
     preemptions: int = 0
+    prefill_computed: int = 0  # prefill tokens this scheduler's steps computed, cumulative
 
     @property
     def total_blocks(self) -> int:
@@ -131,6 +136,7 @@ class Scheduler:
                 continue
             if entry.prefill:
                 req.computed += entry.query
+                self.prefill_computed += entry.query
                 if req.prefilling:
                     continue
                 emissions.append(self._emit(req, 1, drafted=False, accepted=0))

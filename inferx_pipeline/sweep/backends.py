@@ -24,7 +24,7 @@ from typing import Generic, Protocol
 import docker
 
 from inferx_pipeline.catalog import Catalog
-from inferx_pipeline.engines.base import adapter_for
+from inferx_pipeline.engines.multinode import job_spec
 from inferx_pipeline.engines.sim import SimAdapter, SimOptions
 from inferx_pipeline.errors import LaunchError
 from inferx_pipeline.launch.base import Launcher
@@ -106,13 +106,13 @@ class PoolSource(ABC, Generic[PoolT]):
 
 def engine_specs(catalog: Catalog) -> SpecBuilder:
     """Each job's own engine adapter, on its SKU."""
-    return lambda job: adapter_for(job).server_spec(job, sku=catalog.sku(job.sku))
+    return lambda job: job_spec(job, catalog.sku(job.sku))
 
 
 def sim_specs(catalog: Catalog, options: SimOptions) -> SpecBuilder:
     """The simulator standing in for each job's engine on its SKU."""
     adapter = SimAdapter(options)
-    return lambda job: adapter.server_spec(job, sku=catalog.sku(job.sku))
+    return lambda job: job_spec(job, catalog.sku(job.sku), adapter)
 
 
 def job_specs(catalog: Catalog, sim: SimOptions | None, store: ModelStore) -> SpecBuilder:

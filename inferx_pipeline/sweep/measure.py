@@ -17,6 +17,7 @@ from inferx_pipeline.bench.datasets import RandomSpec
 from inferx_pipeline.bench.prometheus import MetricsSnapshot, scrape
 from inferx_pipeline.bench.result import MetadataValue, RawResult
 from inferx_pipeline.bench.runner import benchmark
+from inferx_pipeline.engines.multinode import deployment_fields
 from inferx_pipeline.errors import EndpointError
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
@@ -127,6 +128,7 @@ def job_metadata(
         "run_id": run_id,
         "attempt": attempt,
         "simulated": simulated,
+        **deployment_fields(job),
     }
     return {k: v for k, v in values.items() if v is not None}
 

@@ -209,7 +209,7 @@ def _run_group(
         backend = source.for_sku(group.spec_job.sku)
         spec = backend.specs(group.spec_job)
         vendor = backend.vendor_of(group.spec_job.sku)
-    except InferxError as err:  # no host, no adapter, multinode, unknown SKU: nothing can start
+    except InferxError as err:  # no host, no adapter or wiring, unknown SKU: nothing can start
         for job in group.jobs:
             ctx.progress.point_finished(JobOutcome.of(job, "launch-failed", str(err)))
         if ctx.options.fail_fast:

@@ -4,8 +4,8 @@ Statuses, by the phase that sets them::
 
     reused                      a valid result with the same identity exists (reuse.py)
     image-preflight-failed      the image breaks a policy rule before any GPU starts
-    launch-failed               no server could be built or created (no adapter, multinode,
-                                image pull refused, daemon error)
+    launch-failed               no server could be built or created (no adapter, a multinode
+                                engine not wired, image pull refused, daemon error)
     server-start-timeout        the server never came up (no URL, nothing answering health)
     health-never-ready          health answered, but never 2xx before the deadline
     server-exited               the server died (exit code, 137 = killed/OOM, log tail)

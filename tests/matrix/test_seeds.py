@@ -85,7 +85,7 @@ def test_every_job_carries_its_adapters_command(fmt: str, listed: list[dict[str,
     frameworks = [j["engine"]["framework"] for j in listed]
     assert set(_LAUNCHERS) == set(frameworks) and set(frameworks) <= set(ADAPTERS)
     commands = _commands(fmt, result.output)
-    assert len(commands) == len(frameworks) == 74
+    assert len(commands) == len(frameworks) == 76
     assert all(_LAUNCHERS[f] in c for f, c in zip(frameworks, commands, strict=True))
 
 
@@ -93,7 +93,7 @@ def test_table_prints_a_command_under_every_job(listed: list[dict[str, Any]]) ->
     result = CliRunner().invoke(cli, ["matrix"])
     assert result.exit_code == 0, result.output
     out = result.output
-    assert out.startswith("74 jobs\n")
+    assert out.startswith("76 jobs\n")
     headers = [
         f"\n{j['job_id']}  sku={j['sku']} conc={j['conc']} fp={j['fingerprint'][:12]}\n"
         for j in listed

@@ -14,7 +14,7 @@ def test_validate_shipped_recipes_ok(at_root: Path) -> None:
     result = CliRunner().invoke(cli, ["validate"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[-1] == "OK 11 recipes"
+    assert lines[-1] == "OK 12 recipes"
     assert all(line.startswith("warning: ") for line in lines[:-1])
 
 

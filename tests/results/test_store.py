@@ -15,7 +15,7 @@ from inferx_pipeline.results import migrations
 from inferx_pipeline.results.e2e_interactivity import E2E_INTVTY_COLUMNS
 from inferx_pipeline.results.filters import ResultFilter
 from inferx_pipeline.results.pull_runs import read_pull_runs
-from inferx_pipeline.results.record import PULL_COLUMNS, RECORD_COLUMNS
+from inferx_pipeline.results.record import DEPLOYMENT_COLUMNS, PULL_COLUMNS, RECORD_COLUMNS
 from inferx_pipeline.results.store import Rejection, ResultStore
 from inferx_pipeline.results.tables import QUARANTINE, RESULTS, Base
 from tests.results.samples import record, sha
@@ -25,7 +25,7 @@ def test_upgrade_on_empty_database_creates_the_models_schema(store_url: str) -> 
     store = ResultStore(store_url)
     with store.engine.connect() as conn:
         context = MigrationContext.configure(conn, opts={"compare_type": True})
-        assert context.get_current_revision() == "0010"
+        assert context.get_current_revision() == "0011"
         assert compare_metadata(context, Base.metadata) == []
     indexes = {ix["name"] for ix in inspect(store.engine).get_indexes("results")}
     assert {"ix_results_group", "ix_results_history"} <= indexes
@@ -57,7 +57,13 @@ def test_rows_stored_before_the_slurm_columns_read_them_as_null(store_url: str) 
     with engine.begin() as conn:
         migrations.upgrade(conn, "0003")
         old = record(1).model_dump(
-            exclude={"slurm_job_id", "slurm_cluster", *E2E_INTVTY_COLUMNS, *PULL_COLUMNS}
+            exclude={
+                "slurm_job_id",
+                "slurm_cluster",
+                *E2E_INTVTY_COLUMNS,
+                *PULL_COLUMNS,
+                *DEPLOYMENT_COLUMNS,
+            }
         )
         conn.execute(RESULTS.insert(), [old])  # the row as revision 0003 stored it
     engine.dispose()
@@ -73,7 +79,9 @@ def test_rows_stored_before_e2e_interactivity_read_it_as_null(store_url: str) ->
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0006")
-        old = record(1).model_dump(exclude={*E2E_INTVTY_COLUMNS, *PULL_COLUMNS})
+        old = record(1).model_dump(
+            exclude={*E2E_INTVTY_COLUMNS, *PULL_COLUMNS, *DEPLOYMENT_COLUMNS}
+        )
         conn.execute(RESULTS.insert(), [old])  # the row as revision 0006 stored it
     engine.dispose()
     store = ResultStore(store_url)
@@ -84,13 +92,34 @@ def test_rows_stored_before_e2e_interactivity_read_it_as_null(store_url: str) ->
     store.close()
 
 
+def test_rows_stored_before_deployments_are_single_node_servers(store_url: str) -> None:
+    engine = create_engine(store_url)
+    with engine.begin() as conn:
+        migrations.upgrade(conn, "0010")
+        conn.execute(RESULTS.insert(), [record(1).model_dump(exclude=set(DEPLOYMENT_COLUMNS))])
+    engine.dispose()
+    store = ResultStore(store_url)
+    deployed = {"deployment": "disagg 1P tp4 + 2D tp8", "deployment_gpus": 20, "gpus": 20,
+                "disagg": True, "prefill_workers": 1, "decode_workers": 2,
+                "router": "sglang-router"}  # fmt: skip
+    store.write([record(2).model_copy(update=deployed)])
+    frame = store.read_frame().set_index("run_id")
+    assert not frame.loc["run-1", "disagg"] and pd.isna(frame.loc["run-1", "deployment"])
+    assert frame.loc["run-2", ["deployment", "gpus", "disagg", "router"]].tolist() == [
+        "disagg 1P tp4 + 2D tp8", 20, True, "sglang-router",
+    ]  # fmt: skip
+    store.close()
+
+
 def test_rows_stored_before_pull_requests_are_official_and_pr_rows_stay_out_of_it(
     store_url: str,
 ) -> None:
     engine = create_engine(store_url)
     with engine.begin() as conn:
         migrations.upgrade(conn, "0008")
-        conn.execute(RESULTS.insert(), [record(1).model_dump(exclude=set(PULL_COLUMNS))])
+        conn.execute(
+            RESULTS.insert(), [record(1).model_dump(exclude={*PULL_COLUMNS, *DEPLOYMENT_COLUMNS})]
+        )
     engine.dispose()
     store = ResultStore(store_url)
     pr = {"pr_number": 12, "head_sha": "c0ffee" * 6 + "c0ff"}

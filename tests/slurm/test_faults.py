@@ -21,7 +21,8 @@ import pytest
 from inferx_pipeline.bench.prometheus import scrape
 from inferx_pipeline.engines.sim import SimOptions
 from inferx_pipeline.errors import EndpointError
-from inferx_pipeline.launch.slurm import SlurmHandle, SlurmLauncher
+from inferx_pipeline.launch.slurm import SlurmLauncher
+from inferx_pipeline.launch.slurm_handle import SlurmHandle
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
