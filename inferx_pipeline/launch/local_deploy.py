@@ -23,19 +23,19 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
-from inferx_pipeline.errors import LaunchError, ServerExitedError, ServerStartTimeoutError
+from inferx_pipeline.errors import LaunchError, ServerExitedError
 from inferx_pipeline.launch.base import (
     HEALTH_POLL_S,
     LOG_TAIL_LINES,
     LogBuffer,
     ServerHandle,
     free_port,
-    http_ok,
     log_file,
 )
-from inferx_pipeline.launch.router import router_spec
+from inferx_pipeline.launch.router import await_workers, start_router
 from inferx_pipeline.launch.spec import DeploymentSpec, ServerSpec, WorkerSpec
 
 StartOne = Callable[[ServerSpec], ServerHandle]
@@ -98,25 +98,11 @@ class LocalDeployment(ServerHandle):
         """Every worker's health, then the router started and its health."""
         budget = self.spec.startup_timeout_s if timeout_s is None else timeout_s
         deadline = self.started_at + budget
-        waiting = dict(zip(self.deployment.workers, self.endpoints, strict=True))
-        while waiting:
-            self.raise_if_exited()
-            for worker, url in list(waiting.items()):
-                if http_ok(url + self.spec.health_path):
-                    del waiting[worker]
-            if waiting and time.monotonic() >= deadline:
-                names = ", ".join(f"{w.label} at {url}" for w, url in waiting.items())
-                raise ServerStartTimeoutError(
-                    f"server {self.spec.name}: {names} not healthy after {budget:g} s; raise "
-                    f"startup_timeout_s or read the workers' logs under {self.log_path.parent}",
-                    log_tail=self.logs(LOG_TAIL_LINES),
-                )
-            if waiting:
-                time.sleep(HEALTH_POLL_S)  # polling health, bounded by the deadline
         pairs = list(zip(self.deployment.workers, self.endpoints, strict=True))
-        self.router = self.start_router(
-            router_spec(self.spec, pairs, port=free_port(), metrics_port=free_port())
-        )
+        logs = f"the workers' logs under {self.log_path.parent}"
+        pause = partial(time.sleep, HEALTH_POLL_S)  # polling health, bounded by the deadline
+        await_workers(self, pairs, deadline=deadline, logs=logs, pause=pause)
+        self.router = start_router(self.spec, pairs, self.start_router)
         self.base_url = self.router.base_url
         super().wait_healthy(max(1.0, deadline - time.monotonic()))
 

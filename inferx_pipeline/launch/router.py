@@ -13,9 +13,12 @@ bootstrap port (SGLang's KV handshake) is the port after its HTTP port (``slurm_
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
+from inferx_pipeline.errors import ServerStartTimeoutError
+from inferx_pipeline.launch.base import LOG_TAIL_LINES, ServerHandle, free_port, http_ok
 from inferx_pipeline.launch.spec import ServerSpec, WorkerSpec
 
 # A router waits this long for its workers at start; they are healthy already.
@@ -68,3 +71,43 @@ def router_spec(
             "deployment": None,
         }
     )
+
+
+def await_workers(
+    handle: ServerHandle,
+    endpoints: Sequence[tuple[WorkerSpec, str]],
+    *,
+    deadline: float,
+    logs: str,
+    pause: Callable[[], None],
+) -> None:
+    """Poll every worker's health (``pause`` between rounds) until all answer 2xx.
+
+    Raises ``handle``'s ServerExitedError as soon as it ended, and ServerStartTimeoutError
+    naming the workers still down at ``deadline`` (monotonic) and where ``logs`` are.
+    """
+    waiting = dict(endpoints)
+    while waiting:
+        handle.raise_if_exited()
+        for worker, url in list(waiting.items()):
+            if http_ok(url + handle.spec.health_path):
+                del waiting[worker]
+        if not waiting:
+            return
+        if time.monotonic() >= deadline:
+            names = ", ".join(f"{w.label} at {url}" for w, url in waiting.items())
+            raise ServerStartTimeoutError(
+                f"server {handle.spec.name}: {names} not healthy within "
+                f"{handle.spec.startup_timeout_s:g} s; raise startup_timeout_s or read {logs}",
+                log_tail=handle.logs(LOG_TAIL_LINES),
+            )
+        pause()
+
+
+def start_router(
+    spec: ServerSpec,
+    endpoints: Sequence[tuple[WorkerSpec, str]],
+    start: Callable[[ServerSpec], ServerHandle],
+) -> ServerHandle:
+    """``spec``'s router over healthy ``endpoints``, started with ``start`` on free ports."""
+    return start(router_spec(spec, endpoints, port=free_port(), metrics_port=free_port()))

@@ -32,9 +32,9 @@ import shlex
 import time
 from pathlib import Path
 
-from inferx_pipeline.errors import AllocationEndedError, LaunchError, ServerStartTimeoutError
-from inferx_pipeline.launch.base import LOG_TAIL_LINES, ServerHandle, free_port, http_ok
-from inferx_pipeline.launch.router import router_spec
+from inferx_pipeline.errors import AllocationEndedError, LaunchError
+from inferx_pipeline.launch.base import LOG_TAIL_LINES, ServerHandle, http_ok
+from inferx_pipeline.launch.router import await_workers, start_router
 from inferx_pipeline.launch.slurm_cli import SlurmCli
 from inferx_pipeline.launch.slurm_handle import SlurmHandle
 from inferx_pipeline.launch.slurm_log import JobOutput
@@ -217,33 +217,18 @@ class DeploymentHandle(SlurmHandle):
         }
 
     def wait_healthy(self, timeout_s: float | None = None) -> None:
-        deadline = self.started_at + (
-            self.spec.startup_timeout_s if timeout_s is None else timeout_s
-        )
-        waiting = dict(zip(self.deployment.workers, self.endpoints, strict=True))
-        while waiting:
-            self.raise_if_exited()
-            for worker, url in list(waiting.items()):
-                if http_ok(url + self.spec.health_path):
-                    del waiting[worker]
-            if waiting and time.monotonic() >= deadline:
-                names = ", ".join(f"{w.label} at {url}" for w, url in waiting.items())
-                raise ServerStartTimeoutError(
-                    f"server {self.spec.name}: {names} not healthy "
-                    f"{self.spec.startup_timeout_s:g} s after the job began to run; raise "
-                    f"startup_timeout_s or read the log {self.log_path}",
-                    log_tail=self.logs(LOG_TAIL_LINES),
-                )
-            if self.output.seen.wait(self.poll_s):  # a worker's exit line ends it early
-                self.output.seen.clear()
-        self._start_router()
+        budget = self.spec.startup_timeout_s if timeout_s is None else timeout_s
+        deadline = self.started_at + budget
+        pairs = list(zip(self.deployment.workers, self.endpoints, strict=True))
+        logs = f"the log {self.log_path}"
+        await_workers(self, pairs, deadline=deadline, logs=logs, pause=self._pause)
+        self.router = start_router(self.spec, pairs, SubprocessLauncher(self.router_logs).start)
+        self.base_url = self.router.base_url
         super().wait_healthy(max(1.0, deadline - time.monotonic()))
 
-    def _start_router(self) -> None:
-        pairs = list(zip(self.deployment.workers, self.endpoints, strict=True))
-        spec = router_spec(self.spec, pairs, port=free_port(), metrics_port=free_port())
-        self.router = SubprocessLauncher(self.router_logs).start(spec)
-        self.base_url = self.router.base_url
+    def _pause(self) -> None:
+        if self.output.seen.wait(self.poll_s):  # a worker's exit line ends it early
+            self.output.seen.clear()
 
     def exit_status(self) -> int | None:
         if self.router is not None and (status := self.router.exit_status()) is not None:
