@@ -93,7 +93,10 @@ def test_the_decode_worker_loads_the_prefill_workers_kv_instead_of_computing_it(
             dataset=RandomSpec(input_len=3 * BLOCK + 2, output_len=8),
         )  # fmt: skip
         result = benchmark(config)
-        assert result.completed == PROMPTS and result.failed == 0
+        assert result.completed == PROMPTS and result.failed == 0, (
+            result.errors,
+            list((tmp_path / "logs").rglob("*")),
+        )
         moved, computed = _by_source(decode), _by_source(prefill)
     assert moved.get("external_kv_transfer") == PROMPTS * 3 * BLOCK, moved
     assert moved.get("local_compute") == PROMPTS * 2, moved  # the tail of each prompt
