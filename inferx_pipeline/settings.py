@@ -38,6 +38,21 @@ class Settings(BaseSettings):
         "default): simulator child processes, Docker hosts, this host, or Slurm (with "
         "runner_pools naming a kind: slurm pools file).",
     )
+    sim_time_scale: float = Field(
+        default=1.0,
+        gt=0,
+        description="Simulator: multiplies its simulated durations, for the launcher "
+        "resource of every run a deployment starts and every command's --time-scale "
+        "default (0.05: 20 times faster than real time).",
+    )
+    recipe_checks: Literal["enforce", "parity"] = Field(
+        default="enforce",
+        description="What the pipeline holds its recipes to: enforce (a recipe breaking a "
+        "pre-GPU rule has no jobs; identical jobs are an error) or parity (InferenceX's own "
+        "rules: every parsed recipe runs, identical jobs are kept, as `inferx matrix "
+        "--no-policy --allow-duplicates`), for a project imported from InferenceX while "
+        "its recipes are brought up to the rules.",
+    )
     local_host: Path | None = Field(
         default=None,
         description="Local launcher: host file (engine programs, model store); "

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Iterator
 
 import pytest
+
+from inferx_pipeline.plan.cache import CACHE_ENV
 
 pytest_plugins: list[str] = [
     "tests.services.docker_engine",
@@ -21,6 +24,14 @@ pytest_plugins: list[str] = [
     "tests.services.sglang",
     "tests.services.slurm",
 ]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _matrix_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """``inferx matrix``'s cache (plan/cache.py) in the session's temp folder, not ~/.cache."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(tmp_path_factory.mktemp("matrix-cache")))
+        yield
 
 
 def _skipped(config: pytest.Config) -> int:

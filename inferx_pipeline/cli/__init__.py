@@ -1,12 +1,14 @@
 """The ``inferx`` command: a click group whose commands each live in their own module.
 
 Commands are imported only when invoked (so ``inferx validate`` never pays for
-importing Dagster); the table below is the one place that lists them.
+importing Dagster); the table below is the one place that lists them. A group of
+subcommands can load its own the same way (``LazyGroup.lazy_commands``).
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import ClassVar
 
 import click
 
@@ -33,13 +35,15 @@ COMMANDS: dict[str, str] = {
 
 
 class LazyGroup(click.Group):
-    """A group that imports each command's module on first use."""
+    """A group that imports each command's module on first use (``lazy_commands``)."""
+
+    lazy_commands: ClassVar[dict[str, str]] = COMMANDS
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(COMMANDS) | set(self.commands))
+        return sorted(set(self.lazy_commands) | set(self.commands))
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
+        target = self.lazy_commands.get(cmd_name)
         if target is None:
             return super().get_command(ctx, cmd_name)
         module_name, attr = target.split(":")

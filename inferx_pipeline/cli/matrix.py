@@ -1,19 +1,25 @@
-"""``inferx matrix [PATHS...] [selection] [--format ...]``: the jobs and their server commands."""
+"""``inferx matrix [PATHS...] [selection] [--format ...]``: the jobs and their server commands.
+
+A repeat run with unchanged inputs prints the text it stored last time
+(``inferx_pipeline.plan.cache``; ``--no-cache`` skips it). This module imports only
+click and the cache at the top, so such a run never imports pydantic or the recipe
+machinery; the build imports them when it runs.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from inferx_pipeline.catalog import cached_catalog
 from inferx_pipeline.cli.eval_flags import eval_flags
 from inferx_pipeline.cli.selection import pop_selection, selection_options
-from inferx_pipeline.plan.build import LoadedMatrix, MatrixRequest, checked_matrix
-from inferx_pipeline.plan.render import render
-from inferx_pipeline.recipes.policy.data import cached_policy
-from inferx_pipeline.recipes.policy.literals import redacted, secret_values
-from inferx_pipeline.settings import Settings
+from inferx_pipeline.plan.cache import cache_dir, command_key, lookup, store
+
+if TYPE_CHECKING:
+    from inferx_pipeline.plan.build import LoadedMatrix
+    from inferx_pipeline.settings import Settings
 
 
 def _revisions(
@@ -44,18 +50,48 @@ def _revisions(
     default="table",
     show_default=True,
 )
-def matrix(paths: tuple[Path, ...], fmt: str, **flags: object) -> None:
+@click.option(
+    "--cache/--no-cache",
+    default=True,
+    show_default=True,
+    help="Print the stored matrix when no input byte changed (INFERX_MATRIX_CACHE_DIR).",
+)
+def matrix(paths: tuple[Path, ...], fmt: str, cache: bool, **flags: object) -> None:
     """Expand recipes (default: recipes/) into jobs and print them with server commands."""
+    # --changed reads git history, which no digest of the inputs covers: never cached.
+    directory = cache_dir() if cache and flags["changed"] is None else None
+    if directory is None:
+        click.echo(_build(paths, fmt, flags)[0])
+        return
+    key = command_key({"paths": paths, "format": fmt, **flags})
+    text = lookup(directory, key)
+    if text is None:
+        text, inputs = _build(paths, fmt, flags)
+        store(directory, key, inputs, text)
+    click.echo(text)
+
+
+def _build(paths: tuple[Path, ...], fmt: str, flags: dict[str, object]) -> tuple[str, list[Path]]:
+    """(the printed matrix, every input it read) of a run the cache could not answer."""
+    from inferx_pipeline.catalog import cached_catalog
+    from inferx_pipeline.plan.build import MatrixRequest, checked_matrix, matrix_inputs
+    from inferx_pipeline.plan.render import render
+    from inferx_pipeline.recipes.policy.literals import redacted
+    from inferx_pipeline.settings import Settings
+
     selection = pop_selection(flags)
     request = MatrixRequest.model_validate({"paths": paths, "selection": selection, **flags})
     settings = Settings()
     matrix = checked_matrix(request, settings)
     text = render(matrix, fmt, cached_catalog(settings.catalog_dir))  # type: ignore[arg-type]  # click.Choice limits fmt
-    click.echo(redacted(text, _secrets(matrix, settings)))
+    return redacted(text, _secrets(matrix, settings)), matrix_inputs(request, settings, matrix)
 
 
 def _secrets(matrix: LoadedMatrix, settings: Settings) -> set[str]:
     # Secret values never reach the terminal, even with --no-policy (secret-literal off).
+    from inferx_pipeline.recipes.policy.data import cached_policy
+    from inferx_pipeline.recipes.policy.literals import secret_values
+
     names = cached_policy(settings.catalog_dir).secrets
     return {
         value

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import click
 
-from inferx_pipeline.matrix.select import Selection
+if TYPE_CHECKING:
+    from inferx_pipeline.matrix.select import Selection
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -78,6 +79,10 @@ def selection_options(command: F) -> F:
 
 def pop_selection(flags: dict[str, object]) -> Selection:
     """The ``Selection`` of the shared flags, removed from ``flags`` (the command's kwargs)."""
+    # Imported here: pydantic models are not needed to parse flags, and a cached
+    # ``inferx matrix`` never pops a selection.
+    from inferx_pipeline.matrix.select import Selection
+
     given = cast("tuple[tuple[int, ...], ...]", flags.pop("concurrencies"))
     levels = sorted({conc for group in given for conc in group})
     return Selection.model_validate(

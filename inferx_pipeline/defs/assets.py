@@ -49,7 +49,7 @@ from inferx_pipeline.defs.resources import (
 )
 from inferx_pipeline.defs.tags import COMMIT_TAG
 from inferx_pipeline.defs.versions import tree_version
-from inferx_pipeline.errors import ImageRefError
+from inferx_pipeline.errors import EvalError, ImageRefError
 from inferx_pipeline.gitrepo import commit_tree
 from inferx_pipeline.golden import load_golden
 from inferx_pipeline.images.refs import ImageRef
@@ -122,7 +122,8 @@ def pool_name(sku: str) -> str:
             POLICY_CHECK,
             asset=RECIPES,
             blocking=True,
-            description="Every recipe parses and passes the pre-GPU policy rules.",
+            description="Every recipe parses and (unless INFERX_RECIPE_CHECKS=parity) passes "
+            "the pre-GPU policy rules.",
         )
     ],
 )
@@ -135,6 +136,8 @@ def recipes(project: ProjectResource) -> dg.MaterializeResult:
         catalog=catalog,
         golden=load_golden(settings.golden_dir),
         policy=cached_policy(settings.catalog_dir),
+        # Under parity the rules do not gate (as in `load_matrix`): the check is parsing.
+        run_policy=settings.recipe_checks == "enforce",
     )
     check = dg.AssetCheckResult(
         check_name=POLICY_CHECK,
@@ -255,6 +258,12 @@ def _measure(
     request = MatrixRequest(paths=(), selection=Selection(skus=(sku,)), evals=config.evals)
     jobs = cell_jobs(load_matrix(request, settings).jobs, cells)
     artifacts = project.artifacts()
+    scoring = None
+    if any(job.run_eval for job in jobs):
+        try:
+            scoring = evals.setup(settings)
+        except EvalError as err:  # the throughput jobs still run; each eval job fails
+            context.log.error(f"evals cannot run, so every eval job fails: {err}")
     report = run_sweep(
         jobs,
         backend=launcher.source(settings, run_id=context.run.run_id, skus=[sku]),
@@ -264,7 +273,7 @@ def _measure(
         progress=LogProgress(context.log),
         run_id=context.run.run_id,
         validity=rules,
-        evals=evals.setup(settings) if any(job.run_eval for job in jobs) else None,
+        evals=scoring,
     )
     shown = metadata.sweep_metadata(report, jobs, cells, artifacts)
     failed = [o for o in report.outcomes if not o.good]

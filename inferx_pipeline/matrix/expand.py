@@ -221,15 +221,21 @@ def _row_jobs(parts: _RecipeParts, rp: _RowParts, label: str, ctx: _Context) -> 
         **topology,
     }
     rule = parts.engine.max_num_seqs_rule
-    return [
-        BenchmarkJob(
-            **common,
-            conc=conc,
-            max_num_seqs=resolve_max_num_seqs(rule, conc),
-            exp_name=_exp_name(recipe, rp, conc),
-        )
+    per_conc = [
+        {
+            "conc": conc,
+            "max_num_seqs": resolve_max_num_seqs(rule, conc),
+            "exp_name": _exp_name(recipe, rp, conc),
+        }
         for conc in row.concurrencies()
     ]
+    first = BenchmarkJob(**common, **per_conc[0])
+    # The other concurrencies differ only in fields the fingerprint leaves out (and are
+    # valid by construction: conc > 0 from the validated row), so copies of the first job
+    # skip validating the shared fields again and carry its cached fingerprint, computed
+    # here once per row instead of once per job.
+    _ = first.fingerprint
+    return [first, *(first.model_copy(update=varying) for varying in per_conc[1:])]
 
 
 def _workload(rp: _RowParts, ctx: _Context) -> dict[str, object]:

@@ -43,6 +43,8 @@ from inferx_pipeline.recipes.findings import Finding
 from inferx_pipeline.recipes.schema import Recipe
 
 RULE = "inferencex-import"
+# libyaml's emitter when PyYAML was built with it: the same text as SafeDumper's, ~5x faster.
+_DUMPER: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 # Entry keys copied to the same place in the recipe.
 _VERBATIM = ("multinode", "disagg", "router", "kv-p2p-transfer", "scenarios")
 # A decode worker's draft length, as InferenceX's multinode launch scripts read it.
@@ -251,6 +253,8 @@ def import_masters(
     out.mkdir(parents=True, exist_ok=True)
     for key, doc in docs:
         path = out / f"{key}.yaml"
-        path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100))
+        path.write_text(
+            yaml.dump(doc, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=100)
+        )
         report.files.append(path)
     return report

@@ -6,4 +6,6 @@ has had its final server command judged.
 - ``crosscheck``: what ``inferx validate`` checks beyond one recipe.
 - ``render``: a matrix as a table, JSON, CSV (with each job's server command) or
   InferenceX rows.
+- ``cache``: ``inferx matrix``'s printed text by command and input bytes (stdlib only),
+  so a repeat run with unchanged inputs skips all of the above.
 """

@@ -19,11 +19,12 @@ from inferx_pipeline.golden import load_golden
 from inferx_pipeline.matrix import changes
 from inferx_pipeline.matrix.eval_catalog import cached_eval_catalog
 from inferx_pipeline.matrix.evals import EvalMode, load_eval_policies, runnable
-from inferx_pipeline.matrix.expand import expand
+from inferx_pipeline.matrix.expand import duplicates_of, expand
 from inferx_pipeline.matrix.inferencex_rows import inferencex_rows
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.runners import cached_runners
 from inferx_pipeline.matrix.select import Selection, select
+from inferx_pipeline.plan.crosscheck import duplicate_findings
 from inferx_pipeline.recipes.loader import LoadedRecipe, LoadResult, load_recipes
 from inferx_pipeline.recipes.policy.data import cached_policy
 from inferx_pipeline.settings import Settings
@@ -90,10 +91,13 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
     """Like ``build_matrix``, but invalid recipes are listed in ``recipes.errors``, not raised.
 
     For long-lived callers (the Dagster definitions) that must keep serving the valid
-    recipes while one file is broken. Still raises MatrixError for identical jobs.
+    recipes while one file is broken. A recipe repeating another's job (same fingerprint
+    and concurrency) is such a file: a ``duplicate-jobs`` error, and none of its jobs.
     """
     catalog = cached_catalog(settings.catalog_dir)
     golden = load_golden(settings.golden_dir)
+    if settings.recipe_checks == "parity":  # InferenceX's rules: no pre-GPU policy, twins kept
+        request = request.model_copy(update={"policy": False, "allow_duplicates": True})
     loaded = load_recipes(
         request.paths or (settings.recipes_dir,),
         catalog=catalog,
@@ -120,11 +124,43 @@ def load_matrix(request: MatrixRequest, settings: Settings) -> LoadedMatrix:
         runners=cached_runners(settings.catalog_dir),
         eval_policies=policies,
         eval_catalog=cached_eval_catalog(settings.catalog_dir) if policies is not None else None,
-        duplicates="keep" if request.allow_duplicates else "error",
+        duplicates="keep",
     )
+    if not request.allow_duplicates:
+        jobs = _without_repeats(jobs, loaded)
     selected = select(jobs, _resolved(request, loaded.recipes, settings))
     eval_only = policies is not None and policies.eval_only(request.evals)
     return LoadedMatrix(loaded, selected, request.evals, eval_only)
+
+
+def matrix_inputs(request: MatrixRequest, settings: Settings, matrix: LoadedMatrix) -> list[Path]:
+    """Every file and folder ``load_matrix`` read for ``request``: what a cached answer
+    must re-digest (``plan.cache``). Not for ``changed``, which reads git history."""
+    named = request.paths or (settings.recipes_dir,)
+    # A file named alone takes its fragments' tree from the nearest ``_fragments`` above
+    # it: one appearing there changes which fragments may resolve.
+    trees = [
+        parent / "_fragments"
+        for path in named
+        if not path.is_dir()
+        for parent in path.absolute().parents
+    ]
+    chains = [file for loaded in matrix.recipes.parsed for file in loaded.chain]
+    files = [path for path in (request.new_vs, request.changelog) if path is not None]
+    data = [settings.recipes_dir, settings.catalog_dir, settings.golden_dir]
+    return list(dict.fromkeys([*named, *trees, *chains, *files, *data]))
+
+
+def _without_repeats(jobs: list[BenchmarkJob], loaded: LoadResult) -> list[BenchmarkJob]:
+    """``jobs`` less those of each recipe repeating an earlier job, whose error (as ``inferx
+    validate`` words it, both recipes named) joins ``loaded.errors``."""
+    by_path = {str(recipe.source): recipe for recipe in loaded.parsed}
+    found = duplicate_findings(jobs, by_path)
+    if not found:
+        return jobs
+    loaded.errors.extend(found)
+    repeating = {repeat.recipe_path for _, repeat in duplicates_of(jobs)}
+    return [job for job in jobs if job.recipe_path not in repeating]
 
 
 def _resolved(request: MatrixRequest, loaded: list[LoadedRecipe], settings: Settings) -> Selection:

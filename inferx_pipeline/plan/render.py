@@ -32,22 +32,25 @@ def _spec(job: BenchmarkJob, catalog: Catalog) -> ServerSpec | str:
         return f"({str(err).split(': ', 1)[-1]})"
 
 
-def server_command(job: BenchmarkJob, catalog: Catalog) -> tuple[str, dict[str, str]]:
-    """(shell-quoted argv, env) of the job's server, or ('(reason)', {}) when there is none."""
-    spec = _spec(job, catalog)
+def _command(spec: ServerSpec | str) -> tuple[str, dict[str, str]]:
     if isinstance(spec, str):
         return spec, {}
     return shlex.join(spec.argv), dict(spec.env)
 
 
+def server_command(job: BenchmarkJob, catalog: Catalog) -> tuple[str, dict[str, str]]:
+    """(shell-quoted argv, env) of the job's server, or ('(reason)', {}) when there is none."""
+    return _command(_spec(job, catalog))
+
+
 def _json(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
     docs: list[dict[str, Any]] = []
     for job in jobs:
-        command, env = server_command(job, catalog)
+        spec = _spec(job, catalog)  # once: a multinode job's spec lays out its deployment
+        command, env = _command(spec)
         doc = job.model_dump(mode="json")
         doc.update({"job_id": job.job_id, "server_command": command, "server_env": env})
         if job.workers is not None:
-            spec = _spec(job, catalog)
             deployed = spec.deployment if isinstance(spec, ServerSpec) else None
             doc["deployment"] = deployed.model_dump(mode="json") if deployed else None
         docs.append(doc)
@@ -70,13 +73,13 @@ def _csv(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
 def _table(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
     lines = [f"{len(jobs)} jobs"]
     for job in jobs:
-        command, env = server_command(job, catalog)
-        env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
         lines.append(f"{job.job_id}  sku={job.sku} conc={job.conc} fp={job.fingerprint[:12]}")
         if job.workers is not None:  # multinode: the Slurm job's nodes, router and workers
             lines += [f"    {line}" for line in describe(job, catalog.sku(job.sku))]
-        else:
-            lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
+            continue
+        command, env = server_command(job, catalog)
+        env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+        lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
     return "\n".join(lines)
 
 

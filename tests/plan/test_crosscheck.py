@@ -10,6 +10,8 @@ import yaml
 from click.testing import CliRunner
 
 from inferx_pipeline.cli import cli
+from inferx_pipeline.plan.build import MatrixRequest, load_matrix
+from inferx_pipeline.settings import Settings
 from tests.matrix.conftest import recipe_doc
 from tests.paths import ROOT
 
@@ -84,3 +86,24 @@ def test_a_recipe_that_passes_the_rules_but_does_not_expand(tmp_path: Path) -> N
 
 def test_shipped_recipes_stay_clean() -> None:
     assert _validate(ROOT / "recipes") == (0, ["OK 12 recipes"])
+
+
+def test_a_repeating_recipe_loses_its_jobs_not_the_matrix(
+    tmp_path: Path, dsr1: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Dagster definitions' lenient load: the repeat is the second recipe's error."""
+    monkeypatch.setenv("INFERX_ROOT", str(ROOT))
+    first = _write(tmp_path, "a.yaml", {**dsr1, "id": "a"})
+    second = _write(tmp_path, "b.yaml", {**dsr1, "id": "b"})
+    other = {**dsr1, "id": "c", "scenarios": {"fixed-seq-len": [
+        {**dsr1["scenarios"]["fixed-seq-len"][0], "isl": 1024, "osl": 1024}]}}  # fmt: skip
+    _write(tmp_path, "c.yaml", other)
+    loaded = load_matrix(MatrixRequest(paths=(tmp_path,)), Settings())
+    assert {job.recipe_id for job in loaded.jobs} == {"a", "c"}
+    assert {f.rule for f in loaded.recipes.errors} == {"duplicate-jobs"}
+    assert {f.recipe for f in loaded.recipes.errors} == {second}
+    result = CliRunner().invoke(cli, ["matrix", "--no-cache", str(first), str(second)])
+    assert result.exit_code == 2
+    assert (
+        f"{second}:12:3: scenarios: job b/" in result.output and "[duplicate-jobs]" in result.output
+    )
