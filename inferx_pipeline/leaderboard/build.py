@@ -169,8 +169,9 @@ def _write_all(
     entries: list[PageEntry] = []
     counts = {"front_points": 0, "non_optimal_points": 0}
     slugs = pages.page_slugs(board)
+    page_rows = pages.page_rows(board, catalog.prices.tiers)
     for key, slug in sorted(slugs.items()):
-        rel, page_counts = pages.write_model_page(writer, board, key, slug)
+        rel, page_counts = pages.write_model_page(writer, page_rows[key], key, slug)
         entries.append(PageEntry(path=rel, kind="model", title=f"{key[0]} · {key[1]}"))
         counts["front_points"] += page_counts["front_points"]
         counts["non_optimal_points"] += page_counts["non_optimal"]

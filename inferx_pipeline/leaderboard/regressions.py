@@ -70,8 +70,13 @@ def judged_points(rows: pd.DataFrame, policy: RegressionPolicy) -> pd.DataFrame:
     ``image_rank``, ``value``, ``median``, ``band``, ``outside``.
     """
     keys = list(SERIES_KEYS)
-    latest = rows.sort_values(["finished_at", "attempt"]).drop_duplicates(
-        [*keys, "image_tag"], keep="last"
+    metrics = list(policy.metrics)
+    # Only the columns judged or kept: every copy below is then a fraction of ``rows``.
+    wanted = list(dict.fromkeys([*keys, "image_tag", "finished_at", "attempt", *metrics]))
+    latest = (
+        rows[wanted]
+        .sort_values(["finished_at", "attempt"])
+        .drop_duplicates([*keys, "image_tag"], keep="last")
     )
     base = latest.merge(image_order(rows), on=["recipe_id", "image_tag"])
     base["series"] = base.groupby(keys, observed=True, sort=False).ngroup()
@@ -81,18 +86,28 @@ def judged_points(rows: pd.DataFrame, policy: RegressionPolicy) -> pd.DataFrame:
     shape = (
         (int(base["series"].max()) + 1, int(base["position"].max()) + 1) if len(base) else (0, 0)
     )
-    parts = []
+    if not metrics:
+        return base.iloc[0:0]
+    series, position = base["series"].to_numpy(), base["position"].to_numpy()
+    verdicts: dict[str, list[np.ndarray]] = {"value": [], "median": [], "band": [], "outside": []}
     for metric, direction in policy.metrics.items():
+        values = base[metric].to_numpy(float)
         matrix = np.full(shape, np.nan)
-        matrix[base["series"], base["position"]] = base[metric].to_numpy(float)
-        verdict = judge(matrix, policy, direction)
-        part = base[[*keys, "series", "image_tag", "image_time", "image_rank"]].copy()
-        part["metric"] = metric
-        part["value"] = base[metric].to_numpy(float)
-        for name, grid in verdict.items():
-            part[name] = grid[base["series"], base["position"]]
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True) if parts else base.iloc[0:0]
+        matrix[series, position] = values
+        verdicts["value"].append(values)
+        for name, grid in judge(matrix, policy, direction).items():
+            verdicts[name].append(grid[series, position])
+    # One row per key, image and metric, metric by metric: one take of the key columns
+    # rather than a copy per metric and a concatenation of the copies.
+    kept = base[[*keys, "series", "image_tag", "image_time", "image_rank"]]
+    points = kept.iloc[np.tile(np.arange(len(base)), len(metrics))].reset_index(drop=True)
+    # Categorical (sorted, so it orders as the names do): millions of rows, a few names.
+    names = sorted(metrics)
+    codes = np.repeat([names.index(metric) for metric in metrics], len(base))
+    points["metric"] = pd.Categorical.from_codes(codes, categories=names)
+    for name, parts in verdicts.items():
+        points[name] = np.concatenate(parts)
+    return points
 
 
 def episodes(points: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +117,7 @@ def episodes(points: pd.DataFrame) -> pd.DataFrame:
     (count inside), ``baseline`` (band median when opened), ``worst``, ``delta_pct`` (worst vs
     baseline, percent), ``closed_image`` / ``closed_at`` (None while ``open``), ``open``.
     """
-    pts = points.loc[points["value"].notna()]
+    pts = points.loc[points["value"].notna() & _flagged(points)]
     pts = pts.sort_values(["metric", "series", "image_rank"]).reset_index(drop=True)
     same = (pts["metric"] == pts["metric"].shift()) & (pts["series"] == pts["series"].shift())
     starts = pts["outside"] & ~(same & pts["outside"].shift(fill_value=False))
@@ -129,6 +144,19 @@ def episodes(points: pd.DataFrame) -> pd.DataFrame:
     out["closed_at"] = pts["image_time"].iloc[closer].where(closes).to_numpy()
     out["open"] = ~closes
     return out.sort_values(["opened_at", *SERIES_KEYS]).reset_index(drop=True)
+
+
+def _flagged(points: pd.DataFrame) -> np.ndarray:
+    """True for the points of (metric, series) keys with a value outside the band: only
+    those can open or close an episode, so the others need not be sorted."""
+    metric = pd.factorize(points["metric"])[0]
+    series = points["series"].to_numpy()
+    key = series * (int(metric.max(initial=0)) + 1) + metric
+    outside = points["outside"].to_numpy(bool)
+    flagged = np.zeros(int(key.max(initial=0)) + 1, dtype=bool)
+    flagged[key[outside]] = True
+    mask: np.ndarray = flagged[key]
+    return mask
 
 
 def alerts_document(

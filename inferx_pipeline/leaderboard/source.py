@@ -4,7 +4,8 @@ Every image's rows are read with only the history columns (categorical strings),
 in SQL to the rows ``frame.prepare`` keeps; the newest image of each recipe is found in
 those, and only its rows are read again with every ``LEADERBOARD_COLUMNS`` column for the
 fronts, tiers and pages. On a million rows this reads about half the cells one query of
-all columns would.
+all columns would. Both reads are the store's categorical ``read_frame``, and the history
+read leaves out ``valid`` and ``status``: the filter fixes them.
 
 Pull requests' unofficial runs are read apart (``read_unofficial``): their rows, the
 official rows of their recipes (the baseline) and their eval scores, which the official
@@ -15,7 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
@@ -33,6 +36,8 @@ from inferx_pipeline.results.store import ResultStore
 
 # The rows prepare() keeps, as SQL: valid, status ok, positive throughput and interactivity.
 SHOWN = ResultFilter(valid_only=True, statuses=("ok",), measured_only=True)
+# What SHOWN guarantees of every row it returns: filled in, not read a million times.
+_SHOWN_VALUES = ("valid", "status")
 # Every row of pull requests' unofficial runs, failed and invalid ones too.
 UNOFFICIAL = ResultFilter(pull_requests="only")
 # (recipe, image) pairs per query: two bound parameters each, under SQLite's 32,766.
@@ -49,7 +54,9 @@ def read_board_frames(
     categorical. Raises StoreError when a query fails.
     """
     extra = (interactivity_column(config.default_stat), *config.regression.metrics)
-    history = store.read_frame(SHOWN, history_columns(extra), categorical=True)
+    wanted = [name for name in history_columns(extra) if name not in _SHOWN_VALUES]
+    history = store.read_frame(SHOWN, wanted, categorical=True)
+    history = history.assign(**_shown_values(len(history)))
     newest = list(newest_images(history).astype(str).itertuples(index=False, name=None))
     # No shown rows: an empty read of the same columns (any pair filter would mean "any").
     batches = list(_batches(newest)) or [(("", ""),)]
@@ -92,6 +99,12 @@ def read_unofficial(store: ResultStore, stat: Stat) -> UnofficialRuns:
         & evals["run_id"].astype(str).isin(set(rows["run_id"].astype(str)))
     ]
     return replace(runs, evals=mine)
+
+
+def _shown_values(rows: int) -> dict[str, Any]:
+    """The ``_SHOWN_VALUES`` columns of ``rows`` rows, as ``read_frame`` would type them."""
+    ok = pd.Categorical.from_codes(np.zeros(rows, dtype=np.int8), categories=pd.Index(["ok"]))
+    return {"valid": np.ones(rows, dtype=bool), "status": ok}
 
 
 def _images(pairs: tuple[tuple[str, str], ...]) -> ResultFilter:

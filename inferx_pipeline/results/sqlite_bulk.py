@@ -48,7 +48,7 @@ _DATETIMES = tuple(
 class ChunkResult:
     """What one batch did: rows written, artifacts already there, result-id conflicts."""
 
-    written: list[Row] = field(default_factory=list)
+    written: Sequence[Row] = ()  # all of a batch that went in whole, unconverted
     dupes: int = 0
     conflicts: list[tuple[Row, str]] = field(default_factory=list)  # (row, sha holding its id)
 
@@ -69,7 +69,7 @@ def record_values(row: Row) -> Row:
 
 
 def write_chunk(conn: Connection, chunk: Sequence[Row]) -> ChunkResult:
-    """Insert ``chunk`` (rows from ``record_values`` or ``frames.sqlite_rows``) in the open
+    """Insert ``chunk`` (rows from ``record_values`` or ``frames.bind_rows``) in the open
     transaction of ``conn``; rows whose artifact or result id is already stored are skipped."""
     cursor = conn.connection.cursor()
     try:
@@ -79,7 +79,7 @@ def write_chunk(conn: Connection, chunk: Sequence[Row]) -> ChunkResult:
     finally:
         cursor.close()
     if inserted == len(chunk):
-        return ChunkResult(written=list(chunk))
+        return ChunkResult(written=chunk)
     return _classify(conn, chunk, before)
 
 
@@ -93,13 +93,14 @@ def _classify(conn: Connection, chunk: Sequence[Row], before: int) -> ChunkResul
     held = _held(conn, chunk)  # result_id -> (artifact_sha256, rowid)
     shas = {sha for sha, _ in held.values()}
     claimed: set[str] = set()
-    result = ChunkResult()
+    written: list[Row] = []
+    result = ChunkResult(written=written)
     for row in chunk:
         sha, rid = row[SHA], row[RID]
         stored = held.get(rid)
         if stored is not None and stored[0] == sha and stored[1] > before and rid not in claimed:
             claimed.add(rid)
-            result.written.append(row)
+            written.append(row)
         elif sha in shas:
             result.dupes += 1
         elif stored is not None:

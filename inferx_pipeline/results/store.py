@@ -1,7 +1,10 @@
 """The results database: idempotent, transactional writes and set-based reads into pandas.
 
 ``ResultStore(url)`` opens SQLite (a file, or ``sqlite://`` in memory) or PostgreSQL
-(``postgresql+psycopg2://...``) and runs the Alembic migrations to head on open.
+(``postgresql+psycopg2://...``) and runs the Alembic migrations to head on open. Writes go
+through each driver's fastest bulk path (``sqlite_bulk``: ``executemany`` on the driver's
+cursor; ``postgres_bulk``: ``COPY``), inserting first and classifying rows only when a
+batch met a stored key.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from sqlalchemy.pool import StaticPool
 
 from inferx_pipeline.errors import StoreError
 from inferx_pipeline.locks import file_lock
-from inferx_pipeline.results import frames, migrations, sqlite_bulk
+from inferx_pipeline.results import frames, migrations, postgres_bulk, sqlite_bulk
 from inferx_pipeline.results.filters import ResultFilter, where_clauses
 from inferx_pipeline.results.reader import read_columns
 from inferx_pipeline.results.record import RECORD_COLUMNS, ResultRecord
@@ -35,12 +38,11 @@ from inferx_pipeline.strict import FrozenModel
 MIGRATION_LOCK_KEY = 0x696E66657278
 # Rows per INSERT executemany; bounds memory and SQL parameter counts per statement.
 BATCH_ROWS = 20_000
-# SQLite allows 32766 bound parameters per statement; the existence probe uses two per row.
-PROBE_ROWS = 5000
+# Quarantine entries released per DELETE; SQLite allows 32766 bound parameters.
+RELEASE_ROWS = 5000
 
 Row = tuple[Any, ...]  # one result in RECORD_COLUMNS order, native Python values
 _SHA = RECORD_COLUMNS.index("artifact_sha256")
-_ID = RECORD_COLUMNS.index("result_id")
 
 _Insert = sqlite.Insert | postgresql.Insert
 # Dialects with INSERT ... ON CONFLICT; the two the store supports.
@@ -110,9 +112,7 @@ class ResultStore:
         ``StoreError`` is raised.
         """
         # model_dump() keys follow the field order, which is RECORD_COLUMNS.
-        rows = [tuple(record.model_dump().values()) for record in records]
-        if self._sqlite:
-            rows = [sqlite_bulk.record_values(row) for row in rows]
+        rows = [sqlite_bulk.record_values(tuple(r.model_dump().values())) for r in records]
         return self._write(rows, rejections)
 
     def write_frame(self, frame: pd.DataFrame) -> IngestReport:
@@ -121,12 +121,7 @@ class ResultStore:
         The frame is trusted to satisfy ``ResultRecord`` (it is how benchmarks and
         bulk loads write many rows); nulls may be NaN/NaT/None/pd.NA.
         """
-        rows = frames.sqlite_rows(frame) if self._sqlite else frames.to_tuples(frame)
-        return self._write(rows)
-
-    @property
-    def _sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
+        return self._write(frames.bind_rows(frame))
 
     def _write(self, rows: Sequence[Row], rejections: Iterable[Rejection] = ()) -> IngestReport:
         rejected = list(rejections)
@@ -217,43 +212,9 @@ class ResultStore:
         )
 
 
-def _write_postgresql(conn: Connection, chunk: Sequence[Row]) -> ChunkResult:
-    """Probe first, then insert the new rows: psycopg2 batches them into multi-row VALUES."""
-    held = _held(conn, chunk)
-    held_shas = set(held.values())
-    result = ChunkResult()
-    for row in chunk:
-        sha, rid = row[_SHA], row[_ID]
-        if sha in held_shas:
-            result.dupes += 1
-        elif rid in held:
-            result.conflicts.append((row, held[rid]))
-        else:
-            result.written.append(row)
-            held[rid] = sha
-            held_shas.add(sha)
-    if result.written:
-        stmt = postgresql.insert(RESULTS).on_conflict_do_nothing()
-        conn.execute(stmt, [dict(zip(RECORD_COLUMNS, row, strict=True)) for row in result.written])
-    return result
-
-
-def _held(conn: Connection, chunk: Sequence[Row]) -> dict[str, str]:
-    """result_id -> artifact_sha256 of stored rows sharing either key with ``chunk``."""
-    held: dict[str, str] = {}
-    for part in _chunks(chunk, PROBE_ROWS):
-        # Two probes, not one OR: SQLite uses an index per IN list only when they are apart.
-        for index, column in ((_SHA, RESULTS.c.artifact_sha256), (_ID, RESULTS.c.result_id)):
-            keys = [row[index] for row in part]
-            stmt = select(RESULTS.c.result_id, RESULTS.c.artifact_sha256).where(column.in_(keys))
-            for rid, sha in conn.execute(stmt):
-                held[rid] = sha
-    return held
-
-
 def _release(conn: Connection, shas: Sequence[str]) -> None:
     """Drop quarantine entries of artifacts now stored (re-ingested with the flags they lacked)."""
-    for part in _chunks(shas, PROBE_ROWS):
+    for part in _chunks(shas, RELEASE_ROWS):
         conn.execute(delete(QUARANTINE).where(QUARANTINE.c.artifact_sha256.in_(part)))
 
 
@@ -320,5 +281,5 @@ def _sqlite_engine(url: URL) -> Engine:
 # dialect -> how one batch is written and classified in the open transaction
 _WRITE_CHUNK: dict[str, Callable[[Connection, Sequence[Row]], ChunkResult]] = {
     "sqlite": sqlite_bulk.write_chunk,
-    "postgresql": _write_postgresql,
+    "postgresql": postgres_bulk.write_chunk,
 }

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from inferx_pipeline.leaderboard.config import Axis, Stat
+from inferx_pipeline.leaderboard.config import STATS, Axis, Stat
 from inferx_pipeline.leaderboard.cost import cost_column
 from inferx_pipeline.leaderboard.pareto import THROUGHPUT, interactivity_column, pareto_mask
 from inferx_pipeline.leaderboard.site.exports import json_column
@@ -23,6 +23,10 @@ _HOVER = (
     "%{customdata[0]}<br>image %{customdata[1]} · conc %{customdata[2]}<br>"
     "%{customdata[3]}<br>%{customdata[4]}<extra>%{fullData.name}</extra>"
 )
+# What a point's hover, marker and line read besides its axes (``_Rows``).
+_HOVER_COLUMNS: tuple[str, ...] = (
+    "recipe_id", "image_tag", "conc", "config", "badge", "official", "label",
+)  # fmt: skip
 # chart key -> (x axis title, y axis title, chart title)
 _CHARTS: dict[str, tuple[str, str, str]] = {
     "throughput": ("tok/s/user", "tok/s/GPU", "Throughput per GPU vs interactivity"),
@@ -61,20 +65,58 @@ def _axes(stat: Stat, chart: str) -> tuple[str, str]:
     }[chart]
 
 
+class _Rows:
+    """The per-point data of one frame's traces, each column converted once however many
+    charts draw the frame (a model page draws its fronts in up to a dozen charts)."""
+
+    def __init__(self, points: pd.DataFrame) -> None:
+        self.points = points
+        badge = points["badge"].astype(str).replace("", "official").tolist()
+        custom = zip(
+            points["recipe_id"].astype(str).tolist(), points["image_tag"].astype(str).tolist(),
+            points["conc"].astype(int).tolist(), points["config"].astype(str).tolist(), badge,
+            strict=True,
+        )  # fmt: skip
+        self.custom = [list(c) for c in custom]
+        self.symbols: list[str] = np.where(
+            points["official"].astype(bool), "circle", "circle-open"
+        ).tolist()
+        self._values: dict[str, list[Any]] = {}
+        self._orders: dict[str, np.ndarray] = {}
+        self._labels: np.ndarray | None = None
+
+    def values(self, column: str) -> list[Any]:
+        """``column`` as JSON-ready floats (None for NaN), in row order."""
+        if column not in self._values:
+            self._values[column] = json_column(self.points[column].astype(float))
+        return self._values[column]
+
+    def order(self, x: str) -> np.ndarray:
+        """Row positions in (``label``, ``x``) order: the order of a front's line points."""
+        if x not in self._orders:
+            keys = self.points[["label", x]].reset_index(drop=True)
+            self._orders[x] = keys.sort_values(["label", x]).index.to_numpy()
+        return self._orders[x]
+
+    def labels(self) -> np.ndarray:
+        """The ``label`` of each row (a front's group), as strings."""
+        if self._labels is None:
+            self._labels = self.points["label"].astype(str).to_numpy()
+        return self._labels
+
+    def data(self, x: str, y: str, order: np.ndarray) -> dict[str, list[Any]]:
+        """Column-wise trace data of the rows at positions ``order``."""
+        xs, ys = self.values(x), self.values(y)
+        return {
+            "x": [xs[i] for i in order], "y": [ys[i] for i in order],
+            "customdata": [self.custom[i] for i in order],
+            "symbol": [self.symbols[i] for i in order],
+        }  # fmt: skip
+
+
 def _points(points: pd.DataFrame, x: str, y: str) -> dict[str, list[Any]]:
     """Column-wise point data of a trace (one conversion per column, not per point)."""
-    badge = points["badge"].astype(str).replace("", "official").to_numpy()
-    custom = zip(
-        points["recipe_id"].astype(str), points["image_tag"].astype(str),
-        points["conc"].astype(int).tolist(), points["config"].astype(str), badge, strict=True,
-    )  # fmt: skip
-    symbols = np.where(points["official"].astype(bool), "circle", "circle-open")
-    return {
-        "x": json_column(points[x].astype(float)),
-        "y": json_column(points[y].astype(float)),
-        "customdata": [list(c) for c in custom],
-        "symbol": symbols.tolist(),
-    }
+    return _Rows(points).data(x, y, np.arange(len(points)))
 
 
 def _trace(name: str, mode: str, data: dict[str, list[Any]], lo: int, hi: int) -> Trace:
@@ -87,10 +129,14 @@ def _trace(name: str, mode: str, data: dict[str, list[Any]], lo: int, hi: int) -
 
 def front_traces(front: pd.DataFrame, stat: Stat, chart: str) -> list[Trace]:
     """One line per group (``label``) through its front points, sorted along the x axis."""
+    return _front_traces(_Rows(front), stat, chart)
+
+
+def _front_traces(rows: _Rows, stat: Stat, chart: str) -> list[Trace]:
     x, y = _axes(stat, chart)
-    ordered = front.sort_values(["label", x])
-    labels = ordered["label"].astype(str).to_numpy()
-    data = _points(ordered, x, y)
+    order = rows.order(x)
+    labels = rows.labels()[order]
+    data = rows.data(x, y, order)
     cuts = [0, *(np.flatnonzero(labels[1:] != labels[:-1]) + 1).tolist(), len(labels)]
     return [
         _trace(str(labels[lo]), "lines+markers", data, lo, hi)
@@ -101,8 +147,13 @@ def front_traces(front: pd.DataFrame, stat: Stat, chart: str) -> list[Trace]:
 
 def scatter_trace(others: pd.DataFrame, stat: Stat, chart: str) -> Trace:
     """The non-front points as one trace, hidden until the reader asks ("hide non-optimal")."""
+    return _scatter_trace(_Rows(others), stat, chart)
+
+
+def _scatter_trace(rows: _Rows, stat: Stat, chart: str) -> Trace:
     x, y = _axes(stat, chart)
-    trace = _trace(NON_OPTIMAL, "markers", _points(others, x, y), 0, len(others))
+    count = len(rows.points)
+    trace = _trace(NON_OPTIMAL, "markers", rows.data(x, y, np.arange(count)), 0, count)
     trace["visible"] = "legendonly"
     trace["marker"] |= {"color": "rgba(120,120,120,0.5)", "size": 5}
     return trace
@@ -132,6 +183,27 @@ def layout(chart: str, stat: Stat) -> dict[str, Any]:
     }
 
 
+def _model_charts(price_tiers: tuple[str, ...]) -> dict[Axis, list[str]]:
+    """The charts of a model page per interactivity axis."""
+    costs = [f"cost@{tier}" for tier in price_tiers]
+    return {
+        "intvty": [*_CHARTS, *costs],
+        "e2e_intvty": [E2E_PREFIX + chart for chart in ("throughput", *costs)],
+    }
+
+
+def model_chart_columns(price_tiers: tuple[str, ...]) -> list[str]:
+    """Every column ``model_page_charts`` reads of its points (axes, hover, marker, group)."""
+    axes = [
+        column
+        for names in _model_charts(price_tiers).values()
+        for stat in STATS
+        for chart in names
+        for column in _axes(stat, chart)
+    ]
+    return list(dict.fromkeys([*axes, *_HOVER_COLUMNS]))
+
+
 def model_page_charts(
     fronts: dict[Axis, dict[Stat, pd.DataFrame]],
     others: dict[Axis, dict[Stat, pd.DataFrame]],
@@ -144,19 +216,15 @@ def model_page_charts(
     E2E-normalized ones. ``fronts`` and ``others`` (the non-front points) are per axis and
     stat; rows need a ``label`` column (``group_label``) and the cost columns.
     """
-    costs = [f"cost@{tier}" for tier in price_tiers]
-    per_axis: dict[Axis, list[str]] = {
-        "intvty": [*_CHARTS, *costs],
-        "e2e_intvty": [E2E_PREFIX + chart for chart in ("throughput", *costs)],
-    }
     charts: dict[str, dict[str, dict[str, Any]]] = {}
-    for axis, names in per_axis.items():
+    for axis, names in _model_charts(price_tiers).items():
         for stat, front in fronts[axis].items():
             per_stat = charts.setdefault(stat, {})
+            front_rows, other_rows = _Rows(front), _Rows(others[axis][stat])
             for chart in names:
-                traces = front_traces(front, stat, chart)
-                if not others[axis][stat].empty:
-                    traces.append(scatter_trace(others[axis][stat], stat, chart))
+                traces = _front_traces(front_rows, stat, chart)
+                if not other_rows.points.empty:
+                    traces.append(_scatter_trace(other_rows, stat, chart))
                 per_stat[chart] = {"data": traces, "layout": layout(chart, stat)}
     return charts
 
@@ -196,15 +264,24 @@ def history_chart(
     ``marked`` holds [first, last] image positions of regression episodes, drawn as shaded
     bands so a reader sees where the recipe regressed.
     """
-    traces = []
-    for (workload, tier), points in series.groupby(["workload", "tier"], observed=True):
-        ordered = points.sort_values("image_rank")
-        traces.append({
-            "type": "scatter", "mode": "lines+markers", "name": f"{workload} @ {tier:g} tok/s/user",
-            "x": ordered["image_rank"].astype(int).tolist(),
-            "y": json_column(ordered[THROUGHPUT].astype(float)),
+    # One sort and one conversion per column; then each line is a slice.
+    ordered = series.sort_values(["workload", "tier", "image_rank"], kind="stable")
+    workloads = ordered["workload"].astype(str).to_numpy()
+    tiers = ordered["tier"].to_numpy(float)
+    starts = np.ones(len(ordered), dtype=bool)
+    starts[1:] = (workloads[1:] != workloads[:-1]) | (tiers[1:] != tiers[:-1])
+    cuts = [*np.flatnonzero(starts).tolist(), len(ordered)]
+    ranks = ordered["image_rank"].astype(int).tolist()
+    values = json_column(ordered[THROUGHPUT].astype(float))
+    traces = [
+        {
+            "type": "scatter", "mode": "lines+markers",
+            "name": f"{workloads[lo]} @ {tiers[lo]:g} tok/s/user",
+            "x": ranks[lo:hi], "y": values[lo:hi],
             "hovertemplate": "%{y:.4g} tok/s/GPU<extra>%{fullData.name}</extra>",
-        })  # fmt: skip
+        }
+        for lo, hi in itertools.pairwise(cuts)
+    ]  # fmt: skip
     shapes = [
         {"type": "rect", "xref": "x", "yref": "paper", "x0": lo - 0.5, "x1": hi + 0.5,
          "y0": 0, "y1": 1, "fillcolor": "rgba(220,50,50,0.15)", "line": {"width": 0}}

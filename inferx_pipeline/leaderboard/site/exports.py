@@ -12,6 +12,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+_PLAIN = frozenset({str, int, bool})
+
 
 def attribution_lines(attribution: str, generated_at: datetime) -> list[str]:
     """The header lines every download starts with (without comment markers)."""
@@ -52,7 +54,15 @@ def json_column(series: pd.Series) -> list[Any]:
     if series.dtype.kind in "iub" and not series.hasnans:  # nullable Int64 holds pd.NA
         native: list[Any] = series.tolist()
         return native
-    return [jsonable(v) for v in series.tolist()]
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype) and len(dtype.categories) <= len(series):
+        # Each category converted once; code -1 (missing) is the appended None. (A few
+        # rows of a column with thousands of categories take the per-value path below.)
+        categories = [jsonable(v) for v in series.cat.categories.tolist()]
+        categories.append(None)
+        return [categories[code] for code in series.cat.codes.tolist()]
+    # Strings, ints and bools are JSON as they are: one type test instead of jsonable's.
+    return [v if type(v) in _PLAIN else jsonable(v) for v in series.tolist()]
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:

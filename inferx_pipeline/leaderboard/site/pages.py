@@ -26,7 +26,11 @@ from inferx_pipeline.leaderboard.frame import PAGE_KEYS
 from inferx_pipeline.leaderboard.overview import headline_values
 from inferx_pipeline.leaderboard.pareto import interactivity_column
 from inferx_pipeline.leaderboard.rankings import podium
-from inferx_pipeline.leaderboard.site.charts import history_chart, model_page_charts
+from inferx_pipeline.leaderboard.site.charts import (
+    history_chart,
+    model_chart_columns,
+    model_page_charts,
+)
 from inferx_pipeline.leaderboard.site.exports import records
 from inferx_pipeline.leaderboard.site.render import render, unique_slugs
 
@@ -72,33 +76,73 @@ def _sample(frame: pd.DataFrame, limit: int) -> pd.DataFrame:
     return frame if len(frame) <= limit else frame.sample(n=limit, random_state=0)
 
 
+@dataclass(frozen=True)
+class PageRows:
+    """The rows one model page draws: its share of ``Leaderboard.current``, of each front
+    per axis and stat, and of the tier values."""
+
+    current: pd.DataFrame
+    fronts: dict[Axis, dict[Stat, pd.DataFrame]]
+    tiers: pd.DataFrame
+
+
+def page_rows(board: Leaderboard, price_tiers: tuple[str, ...]) -> dict[tuple[str, str], PageRows]:
+    """(model, workload) -> its ``PageRows``: each frame split once, not filtered per page,
+    and the points kept with only the columns the charts draw (of a hundred and more)."""
+    drawn = [*PAGE_KEYS, *model_chart_columns(price_tiers)]
+    flags = [front_column(stat, axis) for axis, stat in itertools.product(AXES, STATS)]
+    current = _per_page(board.current[[*drawn, *flags]])
+    fronts = {
+        (axis, stat): _per_page(board.fronts_on(axis)[stat][drawn])
+        for axis, stat in itertools.product(AXES, STATS)
+    }
+    tiers = _per_page(board.tiers)
+    empty_tiers = board.tiers.iloc[0:0]
+    return {
+        key: PageRows(
+            current=mine,
+            fronts={
+                axis: {
+                    stat: fronts[axis, stat].get(key, board.fronts_on(axis)[stat].iloc[0:0])
+                    for stat in STATS
+                }
+                for axis in AXES
+            },
+            tiers=tiers.get(key, empty_tiers),
+        )
+        for key, mine in current.items()
+    }
+
+
+def _per_page(frame: pd.DataFrame) -> dict[tuple[str, str], pd.DataFrame]:
+    # Row order within a page is kept (groupby keeps it), as a boolean filter would.
+    keys = [frame[name].astype(str) for name in PAGE_KEYS]
+    return {
+        (str(model), str(workload)): part
+        for (model, workload), part in frame.groupby(keys, sort=False)
+    }
+
+
 def write_model_page(
-    writer: PageWriter, board: Leaderboard, key: tuple[str, str], slug: str
+    writer: PageWriter, rows: PageRows, key: tuple[str, str], slug: str
 ) -> tuple[str, dict[str, int]]:
-    """The charts page of one model x workload; returns its path and point counts."""
+    """The charts page of one model x workload from its ``rows`` (``page_rows``); returns
+    its path and point counts."""
     model, workload = key
-    shown = board.current
-    mine = shown.loc[(shown["model"].astype(str) == model) & (shown["workload"] == workload)]
-    fronts: dict[Axis, dict[Stat, pd.DataFrame]] = {axis: {} for axis in AXES}
+    mine = rows.current
     others: dict[Axis, dict[Stat, pd.DataFrame]] = {axis: {} for axis in AXES}
     limit = writer.config.site.max_scatter_points
     for axis, stat in itertools.product(AXES, STATS):
-        front = board.fronts_on(axis)[stat]
-        fronts[axis][stat] = front.loc[
-            (front["model"].astype(str) == model) & (front["workload"] == workload)
-        ]
         # A point without a value on the axis (no per-request data) is not drawn there.
         drawn = mine.loc[
             ~mine[front_column(stat, axis)] & mine[interactivity_column(stat, axis)].notna()
         ]
         others[axis][stat] = _sample(drawn, limit)
     non_optimal = int((~mine[front_column(writer.config.default_stat)]).sum())
-    tiers = board.tiers
-    page_tiers = tiers.loc[(tiers["model"].astype(str) == model) & (tiers["workload"] == workload)]
     data = {
         "model": model, "workload": workload,
-        "charts": model_page_charts(fronts, others, writer.price_tiers),
-        "tiers": records(page_tiers[_tier_columns(writer)]),
+        "charts": model_page_charts(rows.fronts, others, writer.price_tiers),
+        "tiers": records(rows.tiers[_tier_columns(writer)]),
     }  # fmt: skip
     shown_points = len(others["intvty"][writer.config.default_stat])
     rel = writer.write(
@@ -106,7 +150,7 @@ def write_model_page(
         tier_rows=data["tiers"], stats=STATS, non_optimal=non_optimal, shown_points=shown_points,
         cost=cost_column("total", writer.config.price_tier),
     )  # fmt: skip
-    front_points = len(fronts["intvty"][writer.config.default_stat])
+    front_points = len(rows.fronts["intvty"][writer.config.default_stat])
     counts = {"front_points": front_points, "non_optimal": non_optimal}
     return rel, counts
 
@@ -143,13 +187,15 @@ def write_overview(
         board.tiers, board.fronts[stat], interactivity_column(stat), config.headline_for
     )
     by_page = dict(list(heads.groupby(list(PAGE_KEYS), sort=False)))
+    ranked = _per_page(board.ranked)
     sections = []
     for key, slug in sorted(slugs.items()):
         mine = by_page.get(key, heads.iloc[0:0])
         tier = float(mine["tier"].iloc[0]) if len(mine) else None
+        page_ranked = ranked.get(key, board.ranked.iloc[0:0])
         sections.append({
             "model": key[0], "workload": key[1], "slug": slug, "tier": tier,
-            **_ranking(board.ranked, key, tier, config.price_tier),
+            **_ranking(page_ranked, tier, config.price_tier),
             "missed": records(mine.loc[mine["status"] != "ok"]),
         })  # fmt: skip
     return writer.write(
@@ -158,17 +204,12 @@ def write_overview(
     )  # fmt: skip
 
 
-def _ranking(
-    ranked: pd.DataFrame, key: tuple[str, str], tier: float | None, price_tier: str
-) -> dict[str, Any]:
-    """The podium (or None) and ranking rows of one page at ``tier``."""
+def _ranking(ranked: pd.DataFrame, tier: float | None, price_tier: str) -> dict[str, Any]:
+    """The podium (or None) and ranking rows of one page (``ranked``: its ranked tier
+    values) at ``tier``."""
     if tier is None:
         return {"podium": None, "ranking": []}
-    mine = ranked.loc[
-        (ranked["model"].astype(str) == key[0])
-        & (ranked["workload"].astype(str) == key[1])
-        & (ranked["tier"] == tier)
-    ]
+    mine = ranked.loc[ranked["tier"] == tier]
     top = records(podium(mine, tier, price_tier))
     return {"podium": top[0] if top else None, "ranking": records(mine)}
 
@@ -188,9 +229,10 @@ def write_history_page(
     rank_of = dict(zip(images.astype(str), range(len(images)), strict=True))
     last = len(images) - 1
     marked = sorted({
-        (rank_of[str(e["opened_image"])],
-         rank_of[str(e["closed_image"])] - 1 if e["closed_image"] is not None else last)
-        for e in found.to_dict("records")
+        (rank_of[str(opened)], rank_of[str(closed)] - 1 if closed is not None else last)
+        for opened, closed in zip(
+            found["opened_image"].tolist(), found["closed_image"].tolist(), strict=True
+        )
     })  # fmt: skip
     data: dict[str, Any] = {
         "recipe_id": recipe_id, "chart": history_chart(series, list(images.astype(str)), marked),
