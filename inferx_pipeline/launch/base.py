@@ -21,7 +21,7 @@ import urllib.request
 import uuid
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from threading import Lock
 from types import TracebackType
@@ -54,6 +54,37 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def held_ports(host: str = "127.0.0.1", tries: int = 32) -> Iterator[Callable[[int], int]]:
+    """``take(n)``: the first of ``n`` consecutive TCP ports free on ``host``, each kept
+    bound until the block ends, so that no two ports handed out in one block collide (a
+    deployment's HTTP, bootstrap and rendezvous ports); the servers bind them after."""
+    held: list[socket.socket] = []
+
+    def take(count: int) -> int:
+        for _ in range(tries):
+            run = [socket.socket(socket.AF_INET, socket.SOCK_STREAM)]
+            run[0].bind((host, 0))
+            port = int(run[0].getsockname()[1])
+            try:
+                for offset in range(1, count):
+                    run.append(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+                    run[-1].bind((host, port + offset))
+            except OSError:  # a port of the run is taken (or past 65535): another run
+                for sock in run:
+                    sock.close()
+                continue
+            held.extend(run)
+            return port
+        raise LaunchError(f"no {count} consecutive free TCP ports on {host} in {tries} tries")
+
+    try:
+        yield take
+    finally:
+        for sock in held:
+            sock.close()
 
 
 class LogBuffer:

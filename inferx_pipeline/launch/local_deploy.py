@@ -8,8 +8,8 @@
 
 What Slurm places on nodes (``slurm_deploy``) runs here on loopback, for the simulator
 (``subprocess`` launcher) and for real engines whose workers fit this host (``local``
-launcher): the same argv with ``{port}``, ``{bootstrap_port}`` and ``{master_port}`` free
-ports of this host, ``{master}`` 127.0.0.1, ``{rank}``/``{nnodes}`` the rank and the
+launcher): the same argv with ``{port}``, ``{bootstrap_port}`` (the port after it, as on
+Slurm) and ``{master_port}`` free ports of this host, ``{master}`` 127.0.0.1, ``{rank}``/``{nnodes}`` the rank and the
 worker's node count, ``{shared}`` a folder of this deployment under the log folder.
 ``start_one`` starts one rank's process (the launcher's own ``start``), so each keeps its
 launcher's program lookup, ownership and log; the router runs with this interpreter. A
@@ -32,7 +32,7 @@ from inferx_pipeline.launch.base import (
     LOG_TAIL_LINES,
     LogBuffer,
     ServerHandle,
-    free_port,
+    held_ports,
     log_file,
 )
 from inferx_pipeline.launch.router import await_workers, start_router
@@ -70,15 +70,19 @@ class LocalDeployment(ServerHandle):
     def launch(self) -> None:
         """Start every rank of every worker (not yet healthy)."""
         self.shared.mkdir(parents=True, exist_ok=True)
+        with held_ports() as take:  # distinct ports for all workers, bound after
+            plans = []
+            for worker in self.deployment.workers:
+                port = take(2)  # the router finds a prefill's KV bootstrap at its port + 1
+                values = {
+                    "port": str(port), "bootstrap_port": str(port + 1),
+                    "master_port": str(take(1)), "master": "127.0.0.1",
+                    "nnodes": str(len(worker.nodes)), "shared": str(self.shared),
+                    "job": self.shared.name,
+                }  # fmt: skip
+                plans.append((worker, port, values))
         endpoints = []
-        for worker in self.deployment.workers:
-            port = free_port()
-            values = {
-                "port": str(port), "bootstrap_port": str(free_port()),
-                "master_port": str(free_port()), "master": "127.0.0.1",
-                "nnodes": str(len(worker.nodes)), "shared": str(self.shared),
-                "job": self.shared.name,
-            }  # fmt: skip
+        for worker, port, values in plans:
             for rank in range(len(worker.nodes)):
                 argv = worker.follower_argv if rank and worker.follower_argv else worker.argv
                 one = self.spec.model_copy(

@@ -27,6 +27,7 @@ from inferx_pipeline.launch.subprocess import SubprocessLauncher
 from inferx_pipeline.matrix.expand import expand
 from inferx_pipeline.recipes.schema import Recipe
 from tests.paths import ROOT
+from tests.smoke import smoke_root
 
 RECIPE = "disagg-tiny-qwen3-bf16-cpu-vllm"
 FAST = SimOptions(load_time_s=0, time_scale=0.001, startup_timeout_s=60)
@@ -72,3 +73,30 @@ def test_a_dead_decode_worker_is_named_with_its_lines(tmp_path: Path) -> None:
         error = str(server.exited_error(status))
         assert error.startswith(f"server {spec.name}: decode[0] exited with status 137")
     assert all(h.exit_status() is not None for _, h in server.ranks)  # nothing left running
+
+
+def test_an_imported_sglang_disaggregation_with_two_node_workers_serves_here(
+    tmp_path: Path,
+) -> None:
+    """InferenceX's DeepSeek-R1 FP8 on GB200 (prefill and decode each TP8 over two 4-GPU
+    nodes) behind sglang-router's PD mode: each rank a process here, and the router finds
+    every prefill worker's KV bootstrap at its HTTP port + 1, as on Slurm."""
+    recipe = "dsr1-fp8-gb200-dynamo-sglang"
+    masters = [
+        str(ROOT / f"third_party/inferencex/configs/{v}-master.yaml") for v in ("amd", "nvidia")
+    ]
+    imported = tmp_path / "imported"
+    done = CliRunner().invoke(cli, ["import-inferencex", *masters, "--out", str(imported)])
+    assert done.exit_code == 0, done.output
+    root = smoke_root(tmp_path / "root", [])
+    (root / "recipes" / f"{recipe}.yaml").write_text((imported / f"{recipe}.yaml").read_text())
+    env = {"INFERX_ROOT": str(root), "INFERX_STATE_DIR": str(tmp_path / "state")}
+    args = ["sweep", "--recipe", recipe, "--conc", "4", "--num-prompts", "2",
+            "--time-scale", "0.001", "--load-time-s", "0", "--format", "json"]  # fmt: skip
+    result = CliRunner().invoke(cli, args, env=env)
+    assert result.exit_code == 0, result.output
+    [job] = json.loads(result.stdout)["jobs"]
+    assert job["status"] == "ok", job
+    raw = RawResult.model_validate_json(Path(job["result_path"]).read_text())
+    assert raw.metadata["router_ran"].startswith("sglang-router ")
+    assert raw.completed == 2
