@@ -187,9 +187,10 @@ def _git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def _tick(
+def sensor_tick(
     defs: dg.Definitions, name: str, instance: dg.DagsterInstance, cursor: str | None
 ) -> tuple[float, str | None, int]:
+    """(seconds, the new cursor, run requests) of one tick of sensor ``name``."""
     context = dg.build_sensor_context(
         instance=instance, cursor=cursor, definitions=defs, resources=dict(defs.resources or {})
     )
@@ -216,20 +217,20 @@ def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
     )
     timings = {}
     with dg.instance_for_test() as instance:
-        _, image_cursor, _ = _tick(defs, "new_image_tags", instance, None)
+        _, image_cursor, _ = sensor_tick(defs, "new_image_tags", instance, None)
         registry.push("vllm/vllm-openai", "nightly-zzz")
-        seconds, _, runs = _tick(defs, "new_image_tags", instance, image_cursor)
+        seconds, _, runs = sensor_tick(defs, "new_image_tags", instance, image_cursor)
         timings["new_image_tags"] = (seconds, runs)
-        _, curve_cursor, _ = _tick(defs, "golden_curve_changes", instance, None)
+        _, curve_cursor, _ = sensor_tick(defs, "golden_curve_changes", instance, None)
         curve = settings.golden_dir / "qwen3.8-27b_mtp.yaml"
         curve.write_text(curve.read_text().replace("3: 2.51", "3: 2.52"))
-        seconds, _, runs = _tick(defs, "golden_curve_changes", instance, curve_cursor)
+        seconds, _, runs = sensor_tick(defs, "golden_curve_changes", instance, curve_cursor)
         timings["golden_curve_changes"] = (seconds, runs)
-        _, git_cursor, _ = _tick(defs, "merged_recipe_changes", instance, None)
+        _, git_cursor, _ = sensor_tick(defs, "merged_recipe_changes", instance, None)
         changed = repo / "recipes/bench/bench000.yaml"
         changed.write_text(changed.read_text() + "notes: tuned\n")
         _git(repo, "commit", "-q", "-am", "tune bench000")
-        seconds, _, runs = _tick(defs, "merged_recipe_changes", instance, git_cursor)
+        seconds, _, runs = sensor_tick(defs, "merged_recipe_changes", instance, git_cursor)
         timings["merged_recipe_changes"] = (seconds, runs)
     return timings
 

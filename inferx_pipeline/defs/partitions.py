@@ -13,10 +13,13 @@ dimensions by name).
 
 An image's key is short enough to read in the UI and on plot axes: the last component
 of its repository and its tag, hex runs of 16+ characters cut to 12
-(``vllm-openai:nightly-cd10ed6f9f6b``; ``vllm-openai@sha256-3f2a…`` without a tag).
+(``vllm-openai:nightly-cd10ed6f9f6b``; ``vllm-openai@sha256-3f2a…`` without a tag,
+``sglang:v0.5.14-cu130@sha256-5027…`` for a tag pinned to a digest).
 Whoever adds a key records key -> reference in the instance's key-value storage
 (``inferx/image-key/<set>/<key>``), where every reader finds it, and a key that already
-names another reference in the set is refused. A key with no record is read as a
+names another image in the set is refused (another spelling of the same image, such as
+InferenceX's ``nvcr.io#nvidia/...`` beside ``nvcr.io/nvidia/...``, shares the key and
+its first recorded spelling). A key with no record is read as a
 reference itself: keys typed into the UI's "Add a partition", and the full-reference keys
 of instances from before short keys, keep working.
 """
@@ -67,10 +70,15 @@ def image_key(image: str) -> str:
     except ImageRefError:
         return image
     repo = ref.repository.rsplit("/", 1)[-1]
-    if ref.tag is not None:
-        return f"{repo}:{_LONG_HEX.sub(lambda hexes: hexes[0][:SHORT_HEX], ref.tag)}"
-    algorithm, _, hexes = (ref.digest or "").partition(":")
-    return f"{repo}@{algorithm}-{hexes[:SHORT_HEX]}"
+    tag = (
+        "" if ref.tag is None else ":" + _LONG_HEX.sub(lambda hexes: hexes[0][:SHORT_HEX], ref.tag)
+    )
+    if ref.digest is None:
+        return f"{repo}{tag}"
+    # A tag pinned to a digest is another image than the bare tag (which may move since):
+    # InferenceX pins both on one SKU, so the digest stays in the key.
+    algorithm, _, hexes = ref.digest.partition(":")
+    return f"{repo}{tag}@{algorithm}-{hexes[:SHORT_HEX]}"
 
 
 def cell_key(cell: Cell) -> dg.MultiPartitionKey:
@@ -97,14 +105,36 @@ def record_images(instance: dg.DagsterInstance, sku: str, images: Sequence[str])
     claimed: dict[str, str] = {}
     for image in images:
         key = image_key(image)
-        if claimed.setdefault(key, image) != image:
+        if not same_image(claimed.setdefault(key, image), image):
             _refuse(sku, key, claimed[key], image)
     known = images_of_keys(instance, sku, claimed)
+    fresh: dict[str, str] = {}
     for key, image in claimed.items():
-        if known[key] not in (key, image):  # no record (the key itself), or this image
+        if known[key] == key:  # no record (a key with none reads as itself)
+            fresh[key] = image
+        elif not same_image(known[key], image):
             _refuse(sku, key, known[key], image)
-    instance.run_storage.set_cursor_values({_record(sku, k): i for k, i in claimed.items()})
+    # A recorded key keeps its first spelling: its cells already read that reference.
+    if fresh:  # Dagster's SQL storage fails on an empty batch
+        instance.run_storage.set_cursor_values({_record(sku, k): i for k, i in fresh.items()})
     return [image_key(image) for image in images]
+
+
+def same_image(first: str, second: str) -> bool:
+    """True when two references name one image, however spelled (registry host aliases,
+    enroot's ``HOST#PATH``): same repository, tag and digest. Strings that are no
+    reference are the same only when equal."""
+    if first == second:
+        return True
+    try:
+        one, other = ImageRef.parse(first), ImageRef.parse(second)
+    except ImageRefError:
+        return False
+    return (one.repository_id, one.tag, one.digest) == (
+        other.repository_id,
+        other.tag,
+        other.digest,
+    )
 
 
 def _refuse(sku: str, key: str, holder: str, image: str) -> None:
@@ -154,10 +184,13 @@ def add_images(instance: dg.DagsterInstance, cells: Iterable[Cell]) -> dict[str,
     for sku, images in images_by_sku(cells).items():
         keys = record_images(instance, sku, images)
         known = set(instance.get_dynamic_partitions(images_name(sku)))
-        fresh = [(key, image) for key, image in zip(keys, images, strict=True) if key not in known]
-        instance.add_dynamic_partitions(images_name(sku), [key for key, _ in fresh])
+        fresh: dict[str, str] = {}  # two spellings of one image share a key: added once
+        for key, image in zip(keys, images, strict=True):
+            if key not in known:
+                fresh.setdefault(key, image)
+        instance.add_dynamic_partitions(images_name(sku), list(fresh))
         if fresh:
-            new[sku] = [image for _, image in fresh]
+            new[sku] = list(fresh.values())
     return new
 
 
@@ -199,7 +232,7 @@ def add_requests(
     """
     return [
         dg.AddDynamicPartitionsRequest(
-            images_name(sku), sorted(record_images(instance, sku, images))
+            images_name(sku), sorted(set(record_images(instance, sku, images)))
         )
         for sku, images in sorted(images_by_sku(cells).items())
     ]

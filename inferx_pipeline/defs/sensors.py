@@ -268,7 +268,8 @@ def _commit_cells(repo: WatchedRepo, sha: str, settings: Settings) -> list[Cell]
     policy-checked); only the affected ones are then validated and expanded.
     """
     tree = repo.export_tree(sha, commit_tree(settings.state, sha))
-    at_commit = Settings(root=tree, state_dir=settings.state)
+    # The running settings at the commit's tree (its recipe checks included), same state.
+    at_commit = settings.model_copy(update={"root": tree, "state_dir": settings.state})
     parsed = load_recipes(
         (at_commit.recipes_dir,),
         catalog=cached_catalog(at_commit.catalog_dir),
