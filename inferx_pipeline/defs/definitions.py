@@ -115,6 +115,7 @@ def default_resources(settings: Settings) -> dict[str, object]:
             kind=settings.launcher,
             pools_file=str(settings.runner_pools) if settings.runner_pools else None,
             host_file=str(settings.local_host) if settings.local_host else None,
+            time_scale=settings.sim_time_scale,
         ),
         # Eval jobs scored by lm-eval from the settings' python and HF home, as inferx sweep.
         "evals": EvalsResource(),

@@ -281,7 +281,7 @@ class GroupRun:
     def _eval_refusal(self, job: BenchmarkJob) -> Failure | None:
         """Why eval ``job`` cannot run on this group's server; None when it can."""
         if self.ctx.evals is None:
-            message = f"{job.job_id}: an eval job, but this sweep was given no eval setup"
+            message = f"{job.job_id}: an eval job, but this sweep has no lm-eval (its log says why)"
             return Failure(status="eval-failed", message=message)
         try:
             check_server(job, self.target.spec, self.ctx.evals)

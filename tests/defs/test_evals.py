@@ -28,6 +28,7 @@ from inferx_pipeline.defs.execute import RangeRun, publish_in_process, run_cells
 from inferx_pipeline.defs.partitions import cell_key
 from inferx_pipeline.defs.resources import EvalsResource, LauncherResource
 from inferx_pipeline.engines.sim import SimAdapter, SimOptions
+from inferx_pipeline.errors import EvalError
 from inferx_pipeline.evals.fake import FakeHarness
 from inferx_pipeline.evals.harness import Harness
 from inferx_pipeline.evals.invocation import DATA_DIR
@@ -36,7 +37,9 @@ from inferx_pipeline.matrix.partitions import Cell
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.pipeline import ingest_evals
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
+from inferx_pipeline.settings import Settings
 from inferx_pipeline.sweep.artifacts import EVAL_HARNESS, EVAL_RESULT, EVAL_SAMPLES, ArtifactStore
+from inferx_pipeline.sweep.evaluate import EvalSetup
 from inferx_pipeline.sweep.launchers import LauncherChoice
 from tests.defs.conftest import FAST, H200, SMALL, Project
 
@@ -140,6 +143,25 @@ def test_a_cell_scores_its_eval_after_its_point_and_the_check_fails_below_thresh
     assert check.description is not None and "all simulated" in check.description
     table = str(check.metadata["below_threshold"].value)
     assert f"| {job_id} | gsm8k | 0.25 | 0.9 | yes |" in table
+
+
+class NoLmEval(EvalsResource):
+    """The evals resource of a host where lm-eval cannot be had."""
+
+    def setup(self, settings: Settings) -> EvalSetup:
+        raise EvalError("scripts/lm-eval-env: cannot provide lm-eval (no index here)")
+
+
+def test_without_lm_eval_the_point_is_measured_and_its_eval_fails_with_a_status(
+    project: Project, instance: dg.DagsterInstance
+) -> None:
+    _evaluated(project)
+    _, run = _run(project, instance, NoLmEval(), "default")
+    assert (run.status, run.counts) == ("FAILURE", {"ok": 1, "eval-failed": 1})
+    store = ArtifactStore(project.settings.state_dir / "artifacts")
+    statuses = {m.job_id.endswith("/eval"): (m.status, m.message) for m in store.all_attempts()}
+    assert statuses[False][0] == "ok"
+    assert statuses[True][0] == "eval-failed" and "no lm-eval" in statuses[True][1]
 
 
 def test_evals_only_stores_what_inferx_sweep_and_materialize_evals_only_reuse(

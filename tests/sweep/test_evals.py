@@ -177,4 +177,4 @@ def test_synthetic_acceptance_is_refused_before_a_server_starts(
         assert "synthetic acceptance" in outcome.message
     else:
         assert outcome.status == "eval-failed"
-        assert outcome.message.endswith("this sweep was given no eval setup")
+        assert outcome.message.endswith("this sweep has no lm-eval (its log says why)")
