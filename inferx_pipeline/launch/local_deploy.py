@@ -9,8 +9,9 @@
 What Slurm places on nodes (``slurm_deploy``) runs here on loopback, for the simulator
 (``subprocess`` launcher) and for real engines whose workers fit this host (``local``
 launcher): the same argv with ``{port}``, ``{bootstrap_port}`` (the port after it, as on
-Slurm) and ``{master_port}`` free ports of this host, ``{master}`` 127.0.0.1, ``{rank}``/``{nnodes}`` the rank and the
-worker's node count, ``{shared}`` a folder of this deployment under the log folder.
+Slurm) and ``{master_port}`` free ports of this host, ``{master}`` 127.0.0.1,
+``{rank}``/``{nnodes}`` the rank and the worker's node count, ``{shared}`` a folder of this
+deployment under the log folder.
 ``start_one`` starts one rank's process (the launcher's own ``start``), so each keeps its
 launcher's program lookup, ownership and log; the router runs with this interpreter. A
 worker whose process ends ends the deployment: ``exited_error`` names it with its own
