@@ -45,6 +45,8 @@ RECIPE_FILE = f"tiny/{TINY_RECIPE}.yaml"
 ISL = 128
 KILL_DEADLINE_S = 120.0
 RUNNING = "vllm:num_requests_running"
+FINISHED = "vllm:request_success_total"
+KILLED_POINT_PROMPTS = 24  # per point: the concurrency-4 point lasts several rounds
 _DATA = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
 
 
@@ -110,15 +112,18 @@ def _sweep_local(
 
 
 class _Killer(threading.Thread):
-    """SIGKILLs the first engine of the sweep once it serves two requests at once.
+    """SIGKILLs the first engine of the sweep inside its concurrency-4 point.
 
-    Only the concurrency-4 point puts two requests in flight (the one before it runs at
-    concurrency 1), so the kill lands mid-point, with requests being decoded.
+    Only that point puts two requests in flight (the one before it runs at concurrency 1),
+    and it starts after the first point's ``prompts`` have finished; so two requests
+    running, or a few more than ``prompts`` finished (a gauge can fall between two
+    scrapes of a loaded host, a counter cannot), is that point with requests being decoded.
     """
 
-    def __init__(self, cpu_host: CpuHost, before: frozenset[int]) -> None:
+    def __init__(self, cpu_host: CpuHost, before: frozenset[int], prompts: int) -> None:
         super().__init__(daemon=True)
         self.model_dir, self.python, self.before = cpu_host.model_dir, cpu_host.python, before
+        self.finished_in_point = prompts + 4
         self.seen: set[int] = set()  # every engine process observed (the matcher matches)
         self.killed = threading.Event()
         self.done = threading.Event()
@@ -134,28 +139,29 @@ class _Killer(threading.Thread):
                     argv = found[0].cmdline()
                     port = argv[argv.index("--port") + 1]
                     engine = (os.getpgid(found[0].pid), f"http://127.0.0.1:{port}")
-            elif _running(engine[1]) >= 2:
+            elif _in_second_point(engine[1], self.finished_in_point):
                 os.killpg(engine[0], signal.SIGKILL)
                 self.killed.set()
                 return
             time.sleep(0.05)
 
 
-def _running(base_url: str) -> float:
+def _in_second_point(base_url: str, finished: int) -> bool:
     try:
-        return scrape(base_url).get(RUNNING) or 0.0
+        metrics = scrape(base_url)
     except EndpointError:  # not up yet
-        return 0.0
+        return False
+    return (metrics.get(RUNNING) or 0.0) >= 2 or (metrics.get(FINISHED) or 0.0) >= finished
 
 
 def test_cpu_recipe_sweeps_survives_a_killed_engine_publishes_and_is_drawn_as_real(
     cpu_host: CpuHost, tmp_path: Path
 ) -> None:
     before = _pids()
-    killer = _Killer(cpu_host, before)
+    killer = _Killer(cpu_host, before, KILLED_POINT_PROMPTS)
     killer.start()
     try:
-        store, env = _sweep_local(cpu_host, tmp_path, RECIPE_FILE, 8)
+        store, env = _sweep_local(cpu_host, tmp_path, RECIPE_FILE, KILLED_POINT_PROMPTS)
     finally:
         killer.done.set()
     assert killer.killed.is_set()
