@@ -179,7 +179,8 @@ def _runs(settings: Settings) -> tuple[list[float], list[float]]:
     return dagster_s, direct_s
 
 
-def _git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str) -> str:
+    """``git -C repo args`` as the benchmark's author, without the user's config; stdout."""
     done = subprocess.run(
         ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
         env={**os.environ, **GIT_ENV},
@@ -208,9 +209,9 @@ def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
     registries = Registries(clients={"docker.io": registry})
     repo = work / "git"
     shutil.copytree(settings.root, repo, ignore=shutil.ignore_patterns(".inferx"))
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "seed")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "seed")
     defs = build_definitions(
         settings,
         resources={"registries": registries, "recipes_repo": RecipeRepoResource(source=str(repo))},
@@ -229,7 +230,7 @@ def _ticks(settings: Settings, work: Path) -> dict[str, tuple[float, int]]:
         _, git_cursor, _ = sensor_tick(defs, "merged_recipe_changes", instance, None)
         changed = repo / "recipes/bench/bench000.yaml"
         changed.write_text(changed.read_text() + "notes: tuned\n")
-        _git(repo, "commit", "-q", "-am", "tune bench000")
+        git(repo, "commit", "-q", "-am", "tune bench000")
         seconds, _, runs = sensor_tick(defs, "merged_recipe_changes", instance, git_cursor)
         timings["merged_recipe_changes"] = (seconds, runs)
     return timings

@@ -52,7 +52,7 @@ from unittest import mock
 
 import dagster as dg
 import yaml
-from pipeline_overhead import sensor_tick  # benchmarks/pipeline_overhead.py
+from pipeline_overhead import git, sensor_tick  # benchmarks/pipeline_overhead.py
 
 from inferx_pipeline.defs.assets import sweep_key
 from inferx_pipeline.defs.definitions import build_definitions, sku_ladders
@@ -87,11 +87,6 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]  # fmt: skip
 VIEWPORT = {"width": 1600, "height": 1000}
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
-    "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -328,14 +323,6 @@ def _print_pages(project: Project, served: float, pages: Mapping[str, tuple[floa
 # Sensors
 
 
-def _git(repo: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-        env={**os.environ, **GIT_ENV},
-    )  # fmt: skip
-    return done.stdout.strip()
-
-
 def _registry(jobs: Sequence[BenchmarkJob]) -> tuple[FakeRegistry, Registries, str]:
     """Every repository the recipes pin, with its pinned tags and ``EXTRA_IMAGES`` nightly
     tags; the registries serving it; the most used repository (the one that gets a tag)."""
@@ -366,9 +353,9 @@ def _ticks(project: Project, work: Path) -> tuple[float, dict[str, tuple[float, 
     registry, registries, busiest = _registry(jobs)
     repo = work / "git"
     shutil.copytree(settings.root, repo)
-    _git(repo, "init", "-q", "-b", "main")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", "the imported masters")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the imported masters")
     defs = build_definitions(
         settings,
         resources={"registries": registries, "recipes_repo": RecipeRepoResource(source=str(repo))},
@@ -398,7 +385,7 @@ def _ticks(project: Project, work: Path) -> tuple[float, dict[str, tuple[float, 
         recipe = Counter(job.recipe_id for job in jobs).most_common(1)[0][0]
         changed = repo / "recipes" / f"{recipe}.yaml"
         changed.write_text(changed.read_text().replace("master config", "master config, tuned"))
-        _git(repo, "commit", "-q", "-am", f"tune {recipe}")
+        git(repo, "commit", "-q", "-am", f"tune {recipe}")
         seconds, _, runs = sensor_tick(defs, "merged_recipe_changes", instance, cursor)
         timings[f"merged_recipe_changes, {recipe} changed"] = (seconds, runs)
 
