@@ -1,7 +1,8 @@
 """The lm-evaluation-harness invocation of one eval job against its served endpoint.
 
-``lm_eval_run`` builds the ``lm-eval run --config`` document and the command around it;
-it starts nothing. The harness talks to the job's own server: ``local-chat-completions``
+``lm_eval_run`` builds the ``lm-eval run --config`` document and the command around it
+(``lm_eval_main.py``, which runs that document indexing only the task's own folder); it
+starts nothing. The harness talks to the job's own server: ``local-chat-completions``
 with the chat template applied for chat endpoints (as InferenceX runs GSM8K), else
 ``local-completions``; the server's chat-template kwargs (the served thinking mode, as
 the golden curves were measured) ride on every request; requests go out at the job's
@@ -26,6 +27,8 @@ from inferx_pipeline.strict import FrozenModel
 # The shipped task's lm-eval YAML and its JSONL splits.
 DATA_DIR = Path(__file__).resolve().parent / "data"
 CONFIG_FILE = "lm-eval-config.yaml"
+# Runs the config under the lm-eval venv's python (a standalone script, by path).
+MAIN = Path(__file__).resolve().with_name("lm_eval_main.py")
 HARNESS_DIR = "harness"
 # The harness's API model and the endpoint path, by the server's client API.
 MODELS: dict[str, tuple[str, str]] = {
@@ -108,7 +111,9 @@ def lm_eval_run(
         "HF_DATASETS_OFFLINE": "1",
         "HF_HOME": str(output_dir / "hf-home" if shipped else hf_home),
     }
-    argv = (str(python), "-m", "lm_eval", "run", "--config", str(output_dir / CONFIG_FILE))
+    folder = resolved.task.lm_eval_folder
+    builtin = ("--builtin", folder) if folder is not None else ()
+    argv = (str(python), str(MAIN), str(output_dir / CONFIG_FILE), *builtin)
     return LmEvalRun(
         eval=resolved,
         config=config,

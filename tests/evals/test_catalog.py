@@ -38,6 +38,19 @@ def test_an_unknown_task_is_a_catalog_error(tmp_path: Path) -> None:
         load_eval_catalog(tmp_path)
 
 
+def test_a_built_in_folder_on_a_shipped_task_is_a_catalog_error(tmp_path: Path) -> None:
+    shipped = "    lm-eval-task: gsm8k_inferx\n    dataset: shipped\n"
+    text = (ROOT / "catalog" / "evals.yaml").read_text()
+    assert shipped in text
+    (tmp_path / "evals.yaml").write_text(
+        text.replace(shipped, shipped + "    lm-eval-folder: gsm8k\n")
+    )
+    with pytest.raises(
+        CatalogError, match=r"(?s)tasks\.gsm8k-inferx.*lm-eval-folder: a shipped task"
+    ):
+        load_eval_catalog(tmp_path)
+
+
 def test_banned_settings_are_the_gate_acceptance_knobs_plus_the_evals_own(
     evals: EvalCatalog,
 ) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.conformance.verification import check_real_verification
+from inferx_pipeline.errors import EvalError
 from inferx_pipeline.evals.harness import run_harness
 from inferx_pipeline.evals.invocation import lm_eval_run
 from inferx_pipeline.evals.scores import read_score
@@ -24,7 +25,7 @@ from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 
-from .conftest import TINY, recipe_jobs
+from .conftest import TINY, VLLM_SYNTHETIC, recipe_jobs
 
 HARNESS_TIMEOUT_S = 600.0
 RAISED_THRESHOLD = 0.9  # the default family's (catalog/evals.yaml)
@@ -100,3 +101,28 @@ def test_lm_eval_scores_the_shipped_task_on_a_served_endpoint(
     assert harness["model_args"]["num_concurrent"] == job.conc == 4
     assert harness["gen_kwargs"]["max_gen_toks"] == 32
     assert json.loads(score.results_file.read_text())["n-shot"] == {"gsm8k_inferx": 0}
+
+
+def test_a_host_task_is_found_in_its_built_in_folder_alone(
+    tmp_path: Path,
+    evals: EvalCatalog,
+    spec_of: Callable[[BenchmarkJob], ServerSpec],
+    lm_eval_python: Path,
+) -> None:
+    # The harness indexes only lm_eval/tasks/gsm8k (catalog/evals.yaml lm-eval-folder):
+    # the task resolves there and goes on to its dataset, which an empty offline cache
+    # lacks (no Hub here), rather than failing as a task not found.
+    job = recipe_jobs(VLLM_SYNTHETIC, "evals-only")[-1]
+    run = lm_eval_run(
+        job,
+        spec_of(job),
+        base_url="http://127.0.0.1:9/",
+        evals=evals,
+        python=lm_eval_python,
+        output_dir=tmp_path / "eval",
+        hf_home=tmp_path / "hf-home",
+    )
+    assert run.argv[-2:] == ("--builtin", "gsm8k")
+    with pytest.raises(EvalError, match=r"Couldn't reach 'openai/gsm8k' on the Hub") as failed:
+        run_harness(run, timeout_s=HARNESS_TIMEOUT_S)
+    assert "Tasks not found" not in str(failed.value)

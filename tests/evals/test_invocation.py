@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from inferx_pipeline.catalog import Catalog
-from inferx_pipeline.evals.invocation import DATA_DIR, lm_eval_run
+from inferx_pipeline.evals.invocation import DATA_DIR, MAIN, lm_eval_run
 from inferx_pipeline.launch.spec import ServerSpec
 from inferx_pipeline.matrix.eval_catalog import EvalCatalog
 from inferx_pipeline.matrix.evals import eval_job
@@ -58,7 +58,8 @@ def test_a_chat_endpoint_gets_the_chat_template_and_the_served_thinking_mode(
     }
     assert job.conc == 16  # evals-only: the agentic group's highest concurrency
     config = run.write_config()
-    assert run.argv == (str(PYTHON), "-m", "lm_eval", "run", "--config", str(config))
+    # The host task's folder is the only built-in one the harness indexes.
+    assert run.argv == (str(PYTHON), str(MAIN), str(config), "--builtin", "gsm8k")
     assert yaml.safe_load(config.read_text()) == run.config
     assert run.env == {
         "HF_HUB_OFFLINE": "1",
@@ -91,3 +92,4 @@ def test_the_tiny_model_runs_the_shipped_task_on_its_completions_endpoint(
     assert (run.config["gen_kwargs"]["max_gen_toks"], run.config["num_fewshot"]) == (32, 0)
     assert (run.config["tasks"], run.config["include_path"]) == (["gsm8k_inferx"], str(DATA_DIR))
     assert run.cwd == DATA_DIR and run.env["HF_HOME"] == str(tmp_path / "hf-home")
+    assert run.argv == (str(PYTHON), str(MAIN), str(tmp_path / "lm-eval-config.yaml"))
