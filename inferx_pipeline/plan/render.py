@@ -13,7 +13,7 @@ import io
 import json
 import shlex
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.engines.multinode import describe, job_spec
@@ -23,6 +23,7 @@ from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.plan.build import LoadedMatrix
 
 Format = Literal["table", "json", "csv", "inferencex"]
+T = TypeVar("T")
 
 
 def _spec(job: BenchmarkJob, catalog: Catalog) -> ServerSpec | str:
@@ -43,16 +44,36 @@ def server_command(job: BenchmarkJob, catalog: Catalog) -> tuple[str, dict[str, 
     return _command(_spec(job, catalog))
 
 
-def _json(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
-    docs: list[dict[str, Any]] = []
+def _per_server(jobs: Sequence[BenchmarkJob], text: Callable[[BenchmarkJob], T]) -> list[T]:
+    """``text`` of each job, computed once per server (fingerprint).
+
+    A sweep starts one server per fingerprint from its first job, whatever the
+    concurrency, so that job's text is every one's (and most of a listing's time).
+    """
+    done: dict[str, T] = {}
+    texts: list[T] = []
     for job in jobs:
+        if job.fingerprint not in done:
+            done[job.fingerprint] = text(job)
+        texts.append(done[job.fingerprint])
+    return texts
+
+
+def _json(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
+    def server(job: BenchmarkJob) -> dict[str, Any]:
         spec = _spec(job, catalog)  # once: a multinode job's spec lays out its deployment
         command, env = _command(spec)
-        doc = job.model_dump(mode="json")
-        doc.update({"job_id": job.job_id, "server_command": command, "server_env": env})
+        doc: dict[str, Any] = {"server_command": command, "server_env": env}
         if job.workers is not None:
             deployed = spec.deployment if isinstance(spec, ServerSpec) else None
             doc["deployment"] = deployed.model_dump(mode="json") if deployed else None
+        return doc
+
+    docs: list[dict[str, Any]] = []
+    for job, served in zip(jobs, _per_server(jobs, server), strict=True):
+        doc = job.model_dump(mode="json")
+        doc["job_id"] = job.job_id
+        doc.update(served)
         docs.append(doc)
     return json.dumps(docs, indent=1)
 
@@ -64,22 +85,27 @@ def _csv(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow((*_CSV_COLUMNS, "server_command"))
-    for job in jobs:
+    commands = _per_server(jobs, lambda job: server_command(job, catalog)[0])
+    for job, command in zip(jobs, commands, strict=True):
         fields = (job.job_id, job.recipe_id, job.sku, job.engine.framework, job.scenario)
-        writer.writerow((*fields, job.conc, job.fingerprint, server_command(job, catalog)[0]))
+        writer.writerow((*fields, job.conc, job.fingerprint, command))
     return out.getvalue()
+
+
+def _server_lines(job: BenchmarkJob, catalog: Catalog) -> list[str]:
+    if job.workers is not None:  # multinode: the Slurm job's nodes, router and workers
+        return [f"    {line}" for line in describe(job, catalog.sku(job.sku))]
+    command, env = server_command(job, catalog)
+    env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+    return [f"    {env_text + ' ' if env_text else ''}{command}"]
 
 
 def _table(jobs: Sequence[BenchmarkJob], catalog: Catalog) -> str:
     lines = [f"{len(jobs)} jobs"]
-    for job in jobs:
+    servers = _per_server(jobs, lambda job: _server_lines(job, catalog))
+    for job, server in zip(jobs, servers, strict=True):
         lines.append(f"{job.job_id}  sku={job.sku} conc={job.conc} fp={job.fingerprint[:12]}")
-        if job.workers is not None:  # multinode: the Slurm job's nodes, router and workers
-            lines += [f"    {line}" for line in describe(job, catalog.sku(job.sku))]
-            continue
-        command, env = server_command(job, catalog)
-        env_text = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
-        lines.append(f"    {env_text + ' ' if env_text else ''}{command}")
+        lines += server
     return "\n".join(lines)
 
 
