@@ -166,34 +166,20 @@ def _write_all(
 ) -> SiteManifest:
     _write_assets(root)
     writer = pages.PageWriter(root, config, catalog.prices.tiers, generated_at)
-    entries: list[PageEntry] = []
-    counts = {"front_points": 0, "non_optimal_points": 0}
     slugs = pages.page_slugs(board)
-    page_rows = pages.page_rows(board, catalog.prices.tiers)
-    for key, slug in sorted(slugs.items()):
-        rel, page_counts = pages.write_model_page(writer, page_rows[key], key, slug)
-        entries.append(PageEntry(path=rel, kind="model", title=f"{key[0]} · {key[1]}"))
-        counts["front_points"] += page_counts["front_points"]
-        counts["non_optimal_points"] += page_counts["non_optimal"]
     recipes = unique_slugs(board.history["recipe_id"].astype(str))
-    series, episodes = pages.per_recipe(board.history), pages.per_recipe(board.episodes)
-    no_episodes = board.episodes.iloc[0:0]
-    episode_count = 0
-    for recipe_id, slug in recipes.items():
-        mine = episodes.get(recipe_id, no_episodes)
-        rel, found = pages.write_history_page(writer, series[recipe_id], mine, recipe_id, slug)
-        entries.append(PageEntry(path=rel, kind="history", title=recipe_id))
-        episode_count += found
-    entries.insert(0, PageEntry(
-        path=pages.write_overview(writer, board, slugs, recipes), kind="overview",
-        title="Leaderboard",
-    ))  # fmt: skip
     table = pages.tier_table(board, writer)
-    rel = pages.write_table(writer, table, accuracy)
-    entries.append(PageEntry(path=rel, kind="table", title="Table"))
-    rel = pages.write_accuracy(writer, accuracy)
-    entries.append(PageEntry(path=rel, kind="accuracy", title="Accuracy"))
-    entries += _write_unofficial(writer, runs)
+    models, counts = _write_models(writer, board, catalog, slugs)
+    histories, episode_count = _write_histories(writer, board, recipes)
+    overview = pages.write_overview(writer, board, slugs, recipes)
+    entries = [
+        PageEntry(path=overview, kind="overview", title="Leaderboard"),
+        *models,
+        *histories,
+        PageEntry(path=pages.write_table(writer, table, accuracy), kind="table", title="Table"),
+        PageEntry(path=pages.write_accuracy(writer, accuracy), kind="accuracy", title="Accuracy"),
+        *_write_unofficial(writer, runs),
+    ]
     downloads = _write_data(board, root, table, config, generated_at)
     counts |= {
         "rows": len(board.rows), "current_rows": len(board.current),
@@ -206,6 +192,39 @@ def _write_all(
         out_dir=str(final), generated_at=generated_at, pages=tuple(entries),
         downloads=tuple(downloads), counts=counts,
     )  # fmt: skip
+
+
+def _write_models(
+    writer: pages.PageWriter,
+    board: Leaderboard,
+    catalog: Catalog,
+    slugs: dict[tuple[str, str], str],
+) -> tuple[list[PageEntry], dict[str, int]]:
+    """Every model x workload page; their entries and point counts."""
+    entries: list[PageEntry] = []
+    counts = {"front_points": 0, "non_optimal_points": 0}
+    page_rows = pages.page_rows(board, catalog.prices.tiers)
+    for key, slug in sorted(slugs.items()):
+        rel, page_counts = pages.write_model_page(writer, page_rows[key], key, slug)
+        entries.append(PageEntry(path=rel, kind="model", title=f"{key[0]} · {key[1]}"))
+        counts["front_points"] += page_counts["front_points"]
+        counts["non_optimal_points"] += page_counts["non_optimal"]
+    return entries, counts
+
+
+def _write_histories(
+    writer: pages.PageWriter, board: Leaderboard, recipes: dict[str, str]
+) -> tuple[list[PageEntry], int]:
+    """Every recipe's history page; their entries and the episodes they show."""
+    entries: list[PageEntry] = []
+    series, episodes = pages.per_recipe(board.history), pages.per_recipe_records(board.episodes)
+    episode_count = 0
+    for recipe_id, slug in recipes.items():
+        mine = episodes.get(recipe_id, [])
+        rel, found = pages.write_history_page(writer, series[recipe_id], mine, recipe_id, slug)
+        entries.append(PageEntry(path=rel, kind="history", title=recipe_id))
+        episode_count += found
+    return entries, episode_count
 
 
 def _write_unofficial(writer: pages.PageWriter, runs: Sequence[RunView]) -> list[PageEntry]:

@@ -5,7 +5,8 @@ in SQL to the rows ``frame.prepare`` keeps; the newest image of each recipe is f
 those, and only its rows are read again with every ``LEADERBOARD_COLUMNS`` column for the
 fronts, tiers and pages. On a million rows this reads about half the cells one query of
 all columns would. Both reads are the store's categorical ``read_frame``, and the history
-read leaves out ``valid`` and ``status``: the filter fixes them.
+read leaves out ``valid`` and ``status``: the filter fixes them. On SQLite the newest
+images' rows are read again by row id (``_read_by_rowid``).
 
 Pull requests' unofficial runs are read apart (``read_unofficial``): their rows, the
 official rows of their recipes (the baseline) and their eval scores, which the official
@@ -14,13 +15,16 @@ accuracy page leaves out (``read_accuracy``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlalchemy import Select, literal_column, select
+from sqlalchemy.exc import SQLAlchemyError
 
+from inferx_pipeline.errors import StoreError
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.compare import compare_columns
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, Stat
@@ -29,10 +33,12 @@ from inferx_pipeline.leaderboard.pareto import interactivity_column
 from inferx_pipeline.leaderboard.unofficial import UnofficialRuns
 from inferx_pipeline.results.configs import CONFIG_FIELDS
 from inferx_pipeline.results.evals import read_evals
-from inferx_pipeline.results.filters import ResultFilter
+from inferx_pipeline.results.filters import ResultFilter, where_clauses
 from inferx_pipeline.results.gate import mark_rows
 from inferx_pipeline.results.pull_runs import baseline_images, baseline_recipes, read_pull_runs
+from inferx_pipeline.results.reader import ROWID, concat_categoricals, read_columns
 from inferx_pipeline.results.store import ResultStore
+from inferx_pipeline.results.tables import RESULTS
 
 # The rows prepare() keeps, as SQL: valid, status ok, positive throughput and interactivity.
 SHOWN = ResultFilter(valid_only=True, statuses=("ok",), measured_only=True)
@@ -42,6 +48,8 @@ _SHOWN_VALUES = ("valid", "status")
 UNOFFICIAL = ResultFilter(pull_requests="only")
 # (recipe, image) pairs per query: two bound parameters each, under SQLite's 32,766.
 PAIRS_PER_QUERY = 10_000
+# Row ids per query on SQLite: one bound parameter each, under its 32,766.
+ROWIDS_PER_QUERY = 30_000
 
 
 def read_board_frames(
@@ -55,6 +63,8 @@ def read_board_frames(
     """
     extra = (interactivity_column(config.default_stat), *config.regression.metrics)
     wanted = [name for name in history_columns(extra) if name not in _SHOWN_VALUES]
+    if store.engine.dialect.name == "sqlite":
+        return _read_by_rowid(store, wanted)
     history = store.read_frame(SHOWN, wanted, categorical=True)
     history = history.assign(**_shown_values(len(history)))
     newest = list(newest_images(history).astype(str).itertuples(index=False, name=None))
@@ -64,6 +74,50 @@ def read_board_frames(
         store.read_frame(_images(pairs), LEADERBOARD_COLUMNS, categorical=True) for pairs in batches
     ]
     return history, _concat(parts)
+
+
+def _read_by_rowid(store: ResultStore, wanted: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``read_board_frames`` on SQLite: the history read carries each row's ``rowid``, and
+    the newest images' rows are then read by it.
+
+    Filtered by (recipe, image) pairs instead, the second read scans every row again (the
+    pairs match no index), which costs about as long as reading them all; by rowid it looks
+    up only its own. Rows come in rowid order either way (the scan walks an index whose keys
+    all tie on ``pr_number IS NULL``), so both reads give the same frames.
+    """
+    history = _read_history(store, wanted)
+    rowids, history = history.pop(ROWID).to_numpy(), history.assign(**_shown_values(len(history)))
+    newest = newest_images(history)
+    mine = history[["recipe_id", "image_tag"]].merge(newest, how="left", indicator=True)
+    wanted_ids = np.sort(rowids[(mine["_merge"] == "both").to_numpy()]).tolist()
+    columns = [RESULTS.c[name] for name in LEADERBOARD_COLUMNS]
+    parts = [
+        _read(store, select(*columns).where(literal_column(ROWID).in_(ids)), LEADERBOARD_COLUMNS)
+        for ids in _chunks(wanted_ids, ROWIDS_PER_QUERY)
+    ]
+    return history, _concat(parts)
+
+
+def _read_history(store: ResultStore, wanted: list[str]) -> pd.DataFrame:
+    """The shown rows' ``wanted`` columns and ``ROWID``, in rowid order."""
+    read = select(*(RESULTS.c[name] for name in wanted), literal_column(ROWID))
+    return _read(store, read.where(*where_clauses(SHOWN)), [*wanted, ROWID])
+
+
+def _read(store: ResultStore, stmt: Select[Any], names: Sequence[str]) -> pd.DataFrame:
+    """``stmt`` (selecting ``names``) as ``ResultStore.read_frame`` reads it, categorical."""
+    try:
+        with store.engine.connect() as conn:
+            return read_columns(conn, stmt, names, categorical=True)
+    # The reader runs on the driver's cursor, so its errors arrive unwrapped.
+    except (SQLAlchemyError, store.engine.dialect.loaded_dbapi.Error) as err:
+        where = store.url.render_as_string(hide_password=True)
+        raise StoreError(f"{where}: read failed: {err}") from err
+
+
+def _chunks(values: list[int], size: int) -> list[list[int]]:
+    # At least one (maybe empty) chunk: an empty read still gives the columns and dtypes.
+    return [values[start : start + size] for start in range(0, len(values), size)] or [[]]
 
 
 def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:
@@ -114,12 +168,13 @@ def _images(pairs: tuple[tuple[str, str], ...]) -> ResultFilter:
 def _concat(parts: list[pd.DataFrame]) -> pd.DataFrame:
     if len(parts) == 1:
         return parts[0]
-    joined = pd.concat(parts, ignore_index=True)
-    # Batches carry different categories; concat falls back to strings, so recode once.
-    for name, first in parts[0].items():
-        if isinstance(first.dtype, pd.CategoricalDtype):
-            joined[name] = joined[name].astype("category")
-    return joined
+    # Reads carry different categories, where concat falls back to strings: merge the codes.
+    return pd.DataFrame({
+        name: concat_categoricals([part[name] for part in parts])
+        if isinstance(first.dtype, pd.CategoricalDtype)
+        else pd.concat([part[name] for part in parts], ignore_index=True)
+        for name, first in parts[0].items()
+    })  # fmt: skip
 
 
 def _batches(pairs: list[tuple[str, str]]) -> Iterator[tuple[tuple[str, str], ...]]:

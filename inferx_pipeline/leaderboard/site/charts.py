@@ -65,9 +65,10 @@ def _axes(stat: Stat, chart: str) -> tuple[str, str]:
     }[chart]
 
 
-class _Rows:
-    """The per-point data of one frame's traces, each column converted once however many
-    charts draw the frame (a model page draws its fronts in up to a dozen charts)."""
+class _Points:
+    """Per-point data of a page's rows, each column converted once however many charts and
+    frames draw them (a model page draws its fronts and other points in up to a dozen
+    charts per axis and statistic, every one a subset of the page's rows)."""
 
     def __init__(self, points: pd.DataFrame) -> None:
         self.points = points
@@ -77,40 +78,70 @@ class _Rows:
             points["conc"].astype(int).tolist(), points["config"].astype(str).tolist(), badge,
             strict=True,
         )  # fmt: skip
-        self.custom = [list(c) for c in custom]
-        self.symbols: list[str] = np.where(
-            points["official"].astype(bool), "circle", "circle-open"
-        ).tolist()
-        self._values: dict[str, list[Any]] = {}
-        self._orders: dict[str, np.ndarray] = {}
-        self._labels: np.ndarray | None = None
+        self.custom = _objects([list(c) for c in custom])
+        self.symbols = np.where(points["official"].astype(bool), "circle", "circle-open")
+        self._values: dict[str, np.ndarray] = {}
+        self._floats: dict[str, np.ndarray] = {}
+        self._labels: tuple[np.ndarray, np.ndarray] | None = None
 
-    def values(self, column: str) -> list[Any]:
+    def labels(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ``label`` of each row (a front's group) as strings, and its code in their
+        sorted order: (label, x) order without comparing strings per frame. Only a front
+        has labels."""
+        if self._labels is None:
+            labels = self.points["label"].astype(str).to_numpy(dtype=object)
+            self._labels = labels, np.unique(labels, return_inverse=True)[1].reshape(-1)
+        return self._labels
+
+    def values(self, column: str) -> np.ndarray:
         """``column`` as JSON-ready floats (None for NaN), in row order."""
         if column not in self._values:
-            self._values[column] = json_column(self.points[column].astype(float))
+            self._values[column] = _objects(json_column(self.points[column].astype(float)))
         return self._values[column]
 
+    def floats(self, column: str) -> np.ndarray:
+        """``column`` as float64, in row order (for sorting)."""
+        if column not in self._floats:
+            self._floats[column] = self.points[column].to_numpy(dtype=float)
+        return self._floats[column]
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    # An object array of exactly these values (np.array would nest the customdata lists).
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+class _Rows:
+    """The rows of one frame's traces: positions into the page's ``_Points`` (``page``, or
+    the frame's own when it has none), whose rows must include the frame's by index
+    label."""
+
+    def __init__(self, points: pd.DataFrame, page: _Points | None = None) -> None:
+        self.points = points
+        self.page, self.at = page or _Points(points), np.arange(len(points))
+        if page is not None:
+            self.at = page.points.index.get_indexer(points.index)
+            if (self.at < 0).any():  # not the page's rows after all: convert its own
+                self.page, self.at = _Points(points), np.arange(len(points))
+
     def order(self, x: str) -> np.ndarray:
-        """Row positions in (``label``, ``x``) order: the order of a front's line points."""
-        if x not in self._orders:
-            keys = self.points[["label", x]].reset_index(drop=True)
-            self._orders[x] = keys.sort_values(["label", x]).index.to_numpy()
-        return self._orders[x]
+        """Row positions in (``label``, ``x``) order: the order of a front's line points
+        (stable: ties keep row order, as a pandas sort of both columns would)."""
+        return np.lexsort((self.page.floats(x)[self.at], self.page.labels()[1][self.at]))
 
     def labels(self) -> np.ndarray:
         """The ``label`` of each row (a front's group), as strings."""
-        if self._labels is None:
-            self._labels = self.points["label"].astype(str).to_numpy()
-        return self._labels
+        labels: np.ndarray = self.page.labels()[0][self.at]
+        return labels
 
     def data(self, x: str, y: str, order: np.ndarray) -> dict[str, list[Any]]:
         """Column-wise trace data of the rows at positions ``order``."""
-        xs, ys = self.values(x), self.values(y)
+        at = self.at[order]
         return {
-            "x": [xs[i] for i in order], "y": [ys[i] for i in order],
-            "customdata": [self.custom[i] for i in order],
-            "symbol": [self.symbols[i] for i in order],
+            "x": self.page.values(x)[at].tolist(), "y": self.page.values(y)[at].tolist(),
+            "customdata": self.page.custom[at].tolist(), "symbol": self.page.symbols[at].tolist(),
         }  # fmt: skip
 
 
@@ -208,19 +239,23 @@ def model_page_charts(
     fronts: dict[Axis, dict[Stat, pd.DataFrame]],
     others: dict[Axis, dict[Stat, pd.DataFrame]],
     price_tiers: tuple[str, ...],
+    points: pd.DataFrame | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{stat: {chart: {"data": traces, "layout": layout}}}`` for every percentile stat.
 
     Charts: ``throughput``, ``ttft``, ``e2el`` and ``cost@<price tier>`` for each tier,
     from the interactivity fronts; ``e2e-throughput`` and ``e2e-cost@<price tier>`` from the
     E2E-normalized ones. ``fronts`` and ``others`` (the non-front points) are per axis and
-    stat; rows need a ``label`` column (``group_label``) and the cost columns.
+    stat; rows need a ``label`` column (``group_label``) and the cost columns. ``points``,
+    when given, holds (by index label) every row of ``fronts`` and ``others`` (a model
+    page's rows): each of its columns is then converted once for all of them.
     """
     charts: dict[str, dict[str, dict[str, Any]]] = {}
+    page = _Points(points) if points is not None else None
     for axis, names in _model_charts(price_tiers).items():
         for stat, front in fronts[axis].items():
             per_stat = charts.setdefault(stat, {})
-            front_rows, other_rows = _Rows(front), _Rows(others[axis][stat])
+            front_rows, other_rows = _Rows(front, page), _Rows(others[axis][stat], page)
             for chart in names:
                 traces = _front_traces(front_rows, stat, chart)
                 if not other_rows.points.empty:

@@ -141,7 +141,7 @@ def write_model_page(
     non_optimal = int((~mine[front_column(writer.config.default_stat)]).sum())
     data = {
         "model": model, "workload": workload,
-        "charts": model_page_charts(rows.fronts, others, writer.price_tiers),
+        "charts": model_page_charts(rows.fronts, others, writer.price_tiers, mine),
         "tiers": records(rows.tiers[_tier_columns(writer)]),
     }  # fmt: skip
     shown_points = len(others["intvty"][writer.config.default_stat])
@@ -220,23 +220,35 @@ def per_recipe(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {str(recipe): part for recipe, part in groups}
 
 
+def per_recipe_records(frame: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    """``records(frame)`` split by ``recipe_id``, in row order: the whole frame converted
+    once rather than a few rows per page (a column's conversion costs more than its rows)."""
+    split: dict[str, list[dict[str, Any]]] = {}
+    for recipe, row in zip(frame["recipe_id"].astype(str).tolist(), records(frame), strict=True):
+        split.setdefault(recipe, []).append(row)
+    return split
+
+
 def write_history_page(
-    writer: PageWriter, series: pd.DataFrame, found: pd.DataFrame, recipe_id: str, slug: str
+    writer: PageWriter,
+    series: pd.DataFrame,
+    found: list[dict[str, Any]],
+    recipe_id: str,
+    slug: str,
 ) -> tuple[str, int]:
     """The history page of one recipe from its ``series`` (``Leaderboard.history`` rows) and
-    ``found`` (its ``Leaderboard.episodes`` rows); returns its path and episode count."""
+    ``found`` (its ``Leaderboard.episodes`` rows as ``records``: ``per_recipe_records``);
+    returns its path and episode count."""
     images = series.drop_duplicates("image_rank").sort_values("image_rank")["image_tag"]
     rank_of = dict(zip(images.astype(str), range(len(images)), strict=True))
     last = len(images) - 1
     marked = sorted({
         (rank_of[str(opened)], rank_of[str(closed)] - 1 if closed is not None else last)
-        for opened, closed in zip(
-            found["opened_image"].tolist(), found["closed_image"].tolist(), strict=True
-        )
+        for opened, closed in ((row["opened_image"], row["closed_image"]) for row in found)
     })  # fmt: skip
     data: dict[str, Any] = {
         "recipe_id": recipe_id, "chart": history_chart(series, list(images.astype(str)), marked),
-        "episodes": records(found),
+        "episodes": found,
     }  # fmt: skip
     rel = writer.write(
         f"history/{slug}.html", "history.html", title=f"History · {recipe_id}", data=data,
