@@ -15,16 +15,14 @@ accuracy page leaves out (``read_accuracy``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Select, literal_column, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import literal_column, select
 
-from inferx_pipeline.errors import StoreError
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.compare import compare_columns
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, Stat
@@ -36,7 +34,7 @@ from inferx_pipeline.results.evals import read_evals
 from inferx_pipeline.results.filters import ResultFilter, where_clauses
 from inferx_pipeline.results.gate import mark_rows
 from inferx_pipeline.results.pull_runs import baseline_images, baseline_recipes, read_pull_runs
-from inferx_pipeline.results.reader import ROWID, concat_categoricals, read_columns
+from inferx_pipeline.results.reader import ROWID, concat_categoricals
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.results.tables import RESULTS
 
@@ -92,7 +90,11 @@ def _read_by_rowid(store: ResultStore, wanted: list[str]) -> tuple[pd.DataFrame,
     wanted_ids = np.sort(rowids[(mine["_merge"] == "both").to_numpy()]).tolist()
     columns = [RESULTS.c[name] for name in LEADERBOARD_COLUMNS]
     parts = [
-        _read(store, select(*columns).where(literal_column(ROWID).in_(ids)), LEADERBOARD_COLUMNS)
+        store.read_select(
+            select(*columns).where(literal_column(ROWID).in_(ids)),
+            LEADERBOARD_COLUMNS,
+            categorical=True,
+        )
         for ids in _chunks(wanted_ids, ROWIDS_PER_QUERY)
     ]
     return history, _concat(parts)
@@ -101,18 +103,7 @@ def _read_by_rowid(store: ResultStore, wanted: list[str]) -> tuple[pd.DataFrame,
 def _read_history(store: ResultStore, wanted: list[str]) -> pd.DataFrame:
     """The shown rows' ``wanted`` columns and ``ROWID``, in rowid order."""
     read = select(*(RESULTS.c[name] for name in wanted), literal_column(ROWID))
-    return _read(store, read.where(*where_clauses(SHOWN)), [*wanted, ROWID])
-
-
-def _read(store: ResultStore, stmt: Select[Any], names: Sequence[str]) -> pd.DataFrame:
-    """``stmt`` (selecting ``names``) as ``ResultStore.read_frame`` reads it, categorical."""
-    try:
-        with store.engine.connect() as conn:
-            return read_columns(conn, stmt, names, categorical=True)
-    # The reader runs on the driver's cursor, so its errors arrive unwrapped.
-    except (SQLAlchemyError, store.engine.dialect.loaded_dbapi.Error) as err:
-        where = store.url.render_as_string(hide_password=True)
-        raise StoreError(f"{where}: read failed: {err}") from err
+    return store.read_select(read.where(*where_clauses(SHOWN)), [*wanted, ROWID], categorical=True)
 
 
 def _chunks(values: list[int], size: int) -> list[list[int]]:

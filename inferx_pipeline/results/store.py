@@ -18,7 +18,17 @@ from typing import Any
 
 import pandas as pd
 from pydantic import Field
-from sqlalchemy import Connection, Engine, Table, create_engine, delete, event, func, select
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Select,
+    Table,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import SQLAlchemyError
@@ -168,6 +178,13 @@ class ResultStore:
             raise StoreError(f"read_frame: unknown columns {unknown}; valid: {RECORD_COLUMNS}")
         stmt = select(*(RESULTS.c[name] for name in names))
         stmt = stmt.where(*where_clauses(filters or ResultFilter()))
+        return self.read_select(stmt, names, categorical=categorical)
+
+    def read_select(
+        self, stmt: Select[Any], names: Sequence[str], *, categorical: bool = False
+    ) -> pd.DataFrame:
+        """``stmt``'s rows as ``read_frame`` types them; it selects results columns (or
+        ``reader.ROWID``) named ``names``, in order. Raises ``StoreError`` when it fails."""
         try:
             with self.engine.connect() as conn:
                 return read_columns(conn, stmt, names, categorical=categorical)
