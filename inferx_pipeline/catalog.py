@@ -28,7 +28,10 @@ class Sku(FrozenModel):
     device_names: tuple[str, ...] = Field(
         default=(), description="Names the vendor's tool reports for it (nvidia-smi name)."
     )
-    hbm_gb: float = Field(gt=0, description="HBM per GPU in GB (1e9 bytes).")
+    hbm_gb: float = Field(
+        gt=0,
+        description="HBM per GPU as the vendor states it: binary GB (GiB, 2**30 bytes).",
+    )
     hbm_tbps: float = Field(gt=0, description="HBM bandwidth per GPU in TB/s.")
     dense_tflops: dict[str, float] = Field(description="Dense peak TFLOP/s per dtype.")
     interconnect: str
@@ -41,6 +44,13 @@ class Sku(FrozenModel):
     gpus_per_node: int = Field(gt=0)
     kw: float = Field(gt=0, description="Board power per GPU in kW.")
     source: str
+
+    @property
+    def hbm_bytes(self) -> float:
+        """HBM per GPU in bytes. Vendors state HBM in binary GB (stacks come in powers of
+        two): an H200's "141 GB" is 141 GiB nominal, and nvidia-smi on one reports
+        143,771 MiB (140.4 GiB, 150.8e9 bytes), not the 134,470 MiB 141e9 bytes would be."""
+        return self.hbm_gb * 2**30
 
     def tflops(self, dtype: str) -> float:
         """Dense TFLOP/s at ``dtype``, falling back to the widest dtype the SKU lists below it."""

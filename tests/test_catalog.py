@@ -9,6 +9,7 @@ import yaml
 
 from inferx_pipeline.catalog import family_of, load_catalog
 from inferx_pipeline.errors import CatalogError
+from inferx_pipeline.launch.host_gpus import parse_nvidia_smi
 
 CATALOG = Path(__file__).resolve().parent.parent / "catalog"
 
@@ -53,3 +54,20 @@ def test_invalid_catalog_names_the_directory(tmp_path: Path) -> None:
     (tmp_path / "skus.yaml").write_text(yaml.safe_dump(doc))
     with pytest.raises(CatalogError, match=r"invalid catalog data:(.|\n)*hbm_gb"):
         load_catalog(tmp_path)
+
+
+def test_hbm_is_counted_in_the_binary_gb_a_real_device_reports() -> None:
+    # nvidia-smi on a real H200 SXM (tests/fixtures/nvidia-smi): the driver keeps a little
+    # back, so the device reports just under the catalog's 141 GiB, and far over 141e9 bytes.
+    answer = (CATALOG.parent / "tests/fixtures/nvidia-smi/h200.csv").read_text()
+    (gpu,) = parse_nvidia_smi(answer)
+    h200 = load_catalog(CATALOG).sku(_sku_named(gpu.name))
+    reported = gpu.memory_mib * 2**20
+    assert 0.99 * h200.hbm_bytes < reported <= h200.hbm_bytes
+    assert reported > h200.hbm_gb * 1e9 * 1.06
+
+
+def _sku_named(device_name: str) -> str:
+    skus = load_catalog(CATALOG).skus.values()
+    (sku,) = [sku.id for sku in skus if device_name in sku.device_names]
+    return sku

@@ -122,7 +122,7 @@ def build_deployment(config: SimConfig, catalog: Catalog, efficiency: Efficiency
     dense, expert = _split_weights(arch, bpp)
     draft_scale = _draft_params_b(arch, config) / arch.params_b
     weights_per_gpu = arch.params_b * GB * bpp * (1 + draft_scale) / config.tp
-    free_per_gpu = sku.hbm_gb * GB * config.gpu_memory_utilization - weights_per_gpu
+    free_per_gpu = sku.hbm_bytes * config.gpu_memory_utilization - weights_per_gpu
     kv_bytes = (
         arch.attention.kv_elements_per_token_layer()
         * arch.full_attention_layers
@@ -133,7 +133,8 @@ def build_deployment(config: SimConfig, catalog: Catalog, efficiency: Efficiency
         raise SimError(
             f"{arch.id} at {config.precision} needs {weights_per_gpu / GB:.1f} GB of weights per "
             f"GPU at tp={config.tp}, over {config.gpu_memory_utilization:g} x "
-            f"{sku.hbm_gb:g} GB of {sku.id}; raise --tp or lower the precision"
+            f"{sku.hbm_bytes / GB:.1f} GB ({sku.hbm_gb:g} GiB) of {sku.id}; raise --tp or lower "
+            "the precision"
         )
     return Deployment(
         gpus=config.tp,

@@ -117,7 +117,7 @@ EXPECTED: dict[str, list[str]] = {
     "memory-fit.yaml": [
         f"{C}/memory-fit.yaml:13:17: scenarios.fixed-seq-len[0].search-space[0].tp: row "
         "fixed-seq-len[0].search-space[0] (tp4, conc [4]) needs 172.9 GB per GPU (weights "
-        "172.8 GB + KV cache 0.2 GB for 1 seq x 2,304 tokens); h200 has 126.9 GB (141 GB HBM"
+        "172.8 GB + KV cache 0.2 GB for 1 seq x 2,304 tokens); h200 has 136.3 GB (141 GiB HBM"
         " x 0.90 gpu-memory-utilization): no sequence fits (the weights, per-slot state and one "
         "full context exceed it); raise tp, lower max-num-seqs or serve a smaller precision "
         "[memory-fit]"

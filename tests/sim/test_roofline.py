@@ -91,7 +91,7 @@ def test_kv_capacity_formula(make_config: MakeConfig, catalog_dir: Path) -> None
     # With DP attention the KV splits over all TP GPUs: the formula exactly.
     dep = _deployment(make_config, catalog_dir, tp=2, dp_attn=True)
     kv_per_token = 16 * 2 * 4 * 256 * 2.0  # layers x K,V x kv_heads x head_dim x bf16
-    expected = (2 * 80 * GB * 0.9 - 27 * GB * 2.0) / kv_per_token
+    expected = (2 * 80 * 2**30 * 0.9 - 27 * GB * 2.0) / kv_per_token  # HBM in GiB, weights in GB
     assert dep.kv_capacity_tokens == int(expected)
 
 
@@ -106,6 +106,17 @@ def test_mla_kv_is_replicated_across_tp(make_config: MakeConfig, catalog_dir: Pa
 def test_weights_that_do_not_fit_are_refused(make_config: MakeConfig) -> None:
     with pytest.raises(SimError, match=r"dsr1 at fp8 needs .* GB of weights per GPU at tp=1"):
         build_core(make_config(model_family="dsr1", precision="fp8"))
+
+
+def test_what_inferencex_serves_on_four_b200s_fits(
+    make_config: MakeConfig, catalog_dir: Path
+) -> None:
+    # DeepSeek-R1 FP8 at TP4 on B200 (InferenceX's dsr1-fp8-b200-sglang): 172.8 GB of
+    # weights per GPU fit under 0.9 x 180 GiB (173.9 GB), which 180e9 bytes would refuse.
+    dep = _deployment(
+        make_config, catalog_dir, sku="b200", model_family="dsr1", precision="fp8", tp=4
+    )
+    assert dep.kv_capacity_tokens > 9472  # one full context of its 8k/1k rows
 
 
 def test_context_longer_than_kv_is_refused(make_config: MakeConfig) -> None:

@@ -159,6 +159,11 @@ def _utilization(ctx: RuleContext) -> float:
     return defaults.get(engine.framework, defaults.get("vllm", 0.9))
 
 
+def _budget_gb(sku: Sku, util: float) -> float:
+    """What the engine may fill per GPU, in GB (1e9 bytes) as ``MemoryNeed`` counts."""
+    return sku.hbm_bytes * util / GB
+
+
 def _numbers(ctx: RuleContext, sku: Sku, need: MemoryNeed, util: float) -> str:
     state = (
         f" + linear-attention state {need.state_gb:.1f} GB for {need.slots} seq slots"
@@ -169,7 +174,7 @@ def _numbers(ctx: RuleContext, sku: Sku, need: MemoryNeed, util: float) -> str:
         f"needs {need.total_gb:.1f} GB per GPU (weights {need.weights_gb:.1f} GB + KV cache "
         f"{need.kv_gb:.1f} GB for {need.seqs} seq{'s' if need.seqs != 1 else ''} x "
         f"{need.context:,} tokens{state}); "
-        f"{ctx.recipe.sku} has {sku.hbm_gb * util:.1f} GB ({sku.hbm_gb:g} GB HBM x {util:.2f} "
+        f"{ctx.recipe.sku} has {_budget_gb(sku, util):.1f} GB ({sku.hbm_gb:g} GiB HBM x {util:.2f} "
         "gpu-memory-utilization)"
     )
 
@@ -179,7 +184,7 @@ def _check_row(ctx: RuleContext, arch: ModelArch, sku: Sku, ref: RowRef) -> Find
     if not isinstance(row, SingleNodeRow):
         return None
     util = _utilization(ctx)
-    budget = sku.hbm_gb * util
+    budget = _budget_gb(sku, util)
     path = (*ref.path, "tp")
     conc = max(row.concurrencies())
     slots = _slots(ctx, conc)
@@ -267,7 +272,7 @@ def eval_context_fit(ctx: RuleContext, served: Sequence[Served]) -> list[Finding
             row_context = need_for(ctx, arch, ref, row, 1, slots).context
         except CatalogError:
             continue  # memory_fit reports a row it cannot size
-        if job.max_model_len <= row_context or start.total_gb <= sku.hbm_gb * util:
+        if job.max_model_len <= row_context or start.total_gb <= _budget_gb(sku, util):
             continue
         out.append(
             ctx.finding(
