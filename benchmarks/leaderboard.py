@@ -192,6 +192,13 @@ def _ingest_or_reuse(work: Path, url: str, rows: int, images: int, reuse: bool) 
             raise SystemExit(f"--reuse: {work} holds {held:,} rows, not {rows:,}; drop --reuse")
         print(f"reusing {held:,} rows in {work} (no baseline, no ingest)")
         return
+    earlier = [p.name for p in (work / "results.sqlite", work / "raw.sqlite") if p.exists()]
+    if earlier:
+        # Both tables must start empty: the same rows again would break their unique keys.
+        raise SystemExit(
+            f"{work} holds {' and '.join(earlier)} from an earlier run: pass --reuse to time "
+            "the build on its rows, or name a new --dir"
+        )
     base_rate = _rates("baseline raw sqlite3.executemany", *_baseline(work / "raw.sqlite", images))
     written, wall, cpu, first = _ingest(url, rows, images)
     rate = _rates("ingest (ResultStore.write_frame)", written, wall, cpu)
