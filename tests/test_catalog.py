@@ -61,13 +61,7 @@ def test_hbm_is_counted_in_the_binary_gb_a_real_device_reports() -> None:
     # back, so the device reports just under the catalog's 141 GiB, and far over 141e9 bytes.
     answer = (CATALOG.parent / "tests/fixtures/nvidia-smi/h200.csv").read_text()
     (gpu,) = parse_nvidia_smi(answer)
-    h200 = load_catalog(CATALOG).sku(_sku_named(gpu.name))
+    (h200,) = [sku for sku in load_catalog(CATALOG).skus.values() if gpu.name in sku.device_names]
     reported = gpu.memory_mib * 2**20
     assert 0.99 * h200.hbm_bytes < reported <= h200.hbm_bytes
     assert reported > h200.hbm_gb * 1e9 * 1.06
-
-
-def _sku_named(device_name: str) -> str:
-    skus = load_catalog(CATALOG).skus.values()
-    (sku,) = [sku.id for sku in skus if device_name in sku.device_names]
-    return sku
