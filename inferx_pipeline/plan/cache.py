@@ -1,10 +1,13 @@
-"""A content-addressed cache of printed matrices: a repeat ``inferx matrix`` with unchanged
-inputs prints the stored text without parsing, validating or expanding anything.
+"""A content-addressed cache of what a command printed: a repeat ``inferx matrix`` with
+unchanged inputs prints the stored text without parsing, validating or expanding
+anything, and a repeat ``inferx import-inferencex masters`` into an unchanged folder
+prints its stored report without importing again (it would write the same bytes).
 
 An entry's key is the command (its options, the working directory, every ``INFERX_*``
 variable), the interpreter, the installed distributions and the bytes of this package.
 The entry records each input the run read (recipe folders and files, fragments, the
-catalog, golden curves, named files) with a digest of its bytes, and the printed text.
+catalog, golden curves, named files; for an import, the masters and the folder it
+wrote) with a digest of its bytes, and the printed text.
 A lookup re-digests those inputs, so any changed, added or removed byte is a miss: a
 stale matrix is never printed. Entries are written atomically; an unreadable, truncated
 or malformed entry is a miss, and the next store replaces it.

@@ -151,3 +151,47 @@ def test_matrix_inputs_cover_the_catalog_golden_curves_and_fragments(cache_root:
     inputs = json.loads(entry.read_bytes().partition(b"\n")[0])["inputs"]
     for needed in ("catalog", "golden_al_distribution", "recipes", "recipes/qwen3.8-27b"):
         assert str(ROOT / needed) in inputs, needed
+
+
+def _master(tmp_path: Path, entries: int = 2) -> Path:
+    """A master config of InferenceX's first ``entries`` NVIDIA entries."""
+    source = ROOT / "third_party" / "inferencex" / "configs" / "nvidia-master.yaml"
+    doc = yaml.load(source.read_text(), Loader=yaml.CSafeLoader)
+    master = tmp_path / "nvidia-master.yaml"
+    master.write_text(yaml.safe_dump(dict(list(doc.items())[:entries]), sort_keys=False))
+    return master
+
+
+def _import(master: Path, out: Path, *flags: str) -> Result:
+    argv = ["import-inferencex", "masters", str(master), "--out", str(out), *flags]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _written(out: Path) -> dict[str, tuple[int, bytes]]:
+    return {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(out.glob("*.yaml"))}
+
+
+def test_a_repeat_import_into_an_unchanged_folder_prints_the_report_and_writes_nothing(
+    tmp_path: Path, cache_root: Path
+) -> None:
+    master, out = _master(tmp_path), tmp_path / "imported"
+    first = _import(master, out)
+    assert first.output.endswith(f"imported 2 recipes into {out}\n")
+    written = _written(out)
+    assert len(written) == 2 and len(_entries(cache_root)) == 1
+
+    assert _import(master, out).output == first.output
+    assert _written(out) == written  # not even rewritten: same times, same bytes
+
+    # An edited recipe in the folder is a miss: the import runs and writes it back.
+    edited = out / next(iter(written))
+    edited.write_bytes(b"# edited\n" + edited.read_bytes())
+    assert _import(master, out).output == first.output
+    assert edited.read_bytes() == written[edited.name][1]
+
+    # So is a changed master: its third entry arrives.
+    master = _master(tmp_path, entries=3)
+    assert _import(master, out).output.endswith(f"imported 3 recipes into {out}\n")
+    assert len(_written(out)) == 3
