@@ -9,7 +9,9 @@ ratio >= 1.0 meets the target (the summary says ``met`` or ``NOT met``).
 The build runs in a fresh child process, as ``inferx leaderboard build`` is its own
 process: the ingest's memory (several hundred MB of generated frames) would otherwise
 inflate the peak. Its peak RSS is that child's ``ru_maxrss`` (interpreter and imports
-included). The build reads the store as ``inferx leaderboard build`` does
+included); the SQLite reader process it starts (``inferx_pipeline.sqlite_arrow``, alive
+during the read, when the build holds less than at its peak) is printed beside it, and
+the sum of the two during the read. The build reads the store as ``inferx leaderboard build`` does
 (``leaderboard.source``: history columns of every row, all columns of the newest images),
 computes ``board.compute_leaderboard`` and writes the site (``build.write_site``). The
 four-statistic fronts are then timed alone, outside the build's total.
@@ -143,6 +145,7 @@ class BuildTimes:
     history_rows: int
     latest_rows: int
     peak_mb: tuple[float, float, float]  # after read, compute and write
+    reader_mb: float  # the SQLite reader child's peak (sqlite_arrow), 0 if none ran
     pages: int
     site_mb: float
     counts: dict[str, int]
@@ -157,8 +160,9 @@ def _build(url: str, site: Path) -> BuildTimes:
     try:
         history, latest = read_board_frames(store, config)
     finally:
-        store.close()
+        store.close()  # ends the reader child: its peak is then in RUSAGE_CHILDREN
     read, read_mb = clock.lap(), _peak_mb()
+    reader_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
     board = compute_leaderboard(history, catalog, config, latest)
     compute, compute_mb = clock.lap(), _peak_mb()
     manifest = write_site(board, site, catalog, config, datetime.now(UTC))
@@ -170,7 +174,8 @@ def _build(url: str, site: Path) -> BuildTimes:
     return BuildTimes(
         read=read, compute=compute, write=write, fronts_s=fronts_s,
         history_rows=len(history), latest_rows=len(latest),
-        peak_mb=(read_mb, compute_mb, write_mb), pages=manifest.counts["pages"],
+        peak_mb=(read_mb, compute_mb, write_mb), reader_mb=reader_mb,
+        pages=manifest.counts["pages"],
         site_mb=sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / 1e6,
         counts=manifest.counts,
     )  # fmt: skip
@@ -233,7 +238,9 @@ def main() -> None:
         t = pool.submit(_build, url, work / "site").result()
     print(
         f"read: {t.history_rows:,} history rows + {t.latest_rows:,} newest-image rows, "
-        f"wall {t.read[0]:.1f} s, cpu {t.read[1]:.1f} s; peak RSS {t.peak_mb[0]:,.0f} MB"
+        f"wall {t.read[0]:.1f} s, cpu {t.read[1]:.1f} s (this process); peak RSS "
+        f"{t.peak_mb[0]:,.0f} MB, its SQLite reader child's {t.reader_mb:,.0f} MB "
+        f"(together at most {t.peak_mb[0] + t.reader_mb:,.0f} MB)"
     )
     print(
         f"all computations (fronts, tiers, costs, rankings, history, regressions): "

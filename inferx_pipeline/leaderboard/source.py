@@ -15,13 +15,14 @@ accuracy page leaves out (``read_accuracy``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import literal_column, select
+from sqlalchemy import func, literal_column, select
 
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, accuracy_groups
 from inferx_pipeline.leaderboard.compare import compare_columns
@@ -46,8 +47,6 @@ _SHOWN_VALUES = ("valid", "status")
 UNOFFICIAL = ResultFilter(pull_requests="only")
 # (recipe, image) pairs per query: two bound parameters each, under SQLite's 32,766.
 PAIRS_PER_QUERY = 10_000
-# Row ids per query on SQLite: one bound parameter each, under its 32,766.
-ROWIDS_PER_QUERY = 30_000
 
 
 def read_board_frames(
@@ -80,35 +79,30 @@ def _read_by_rowid(store: ResultStore, wanted: list[str]) -> tuple[pd.DataFrame,
 
     Filtered by (recipe, image) pairs instead, the second read scans every row again (the
     pairs match no index), which costs about as long as reading them all; by rowid it looks
-    up only its own. Rows come in rowid order either way (the scan walks an index whose keys
-    all tie on ``pr_number IS NULL``), so both reads give the same frames.
+    up only its own. The row ids travel as one JSON array (SQLite's ``json_each``), not a
+    bound parameter each: binding 20,000 parameters cost more than the lookup. Rows come
+    in rowid order either way (the scan walks an index whose keys all tie on
+    ``pr_number IS NULL``), so both reads give the same frames.
     """
     history = _read_history(store, wanted)
     rowids, history = history.pop(ROWID).to_numpy(), history.assign(**_shown_values(len(history)))
     newest = newest_images(history)
     mine = history[["recipe_id", "image_tag"]].merge(newest, how="left", indicator=True)
-    wanted_ids = np.sort(rowids[(mine["_merge"] == "both").to_numpy()]).tolist()
+    wanted_ids = json.dumps(np.sort(rowids[(mine["_merge"] == "both").to_numpy()]).tolist())
+    listed = select(func.json_each(wanted_ids).table_valued("value").c.value)
     columns = [RESULTS.c[name] for name in LEADERBOARD_COLUMNS]
-    parts = [
-        store.read_select(
-            select(*columns).where(literal_column(ROWID).in_(ids)),
-            LEADERBOARD_COLUMNS,
-            categorical=True,
-        )
-        for ids in _chunks(wanted_ids, ROWIDS_PER_QUERY)
-    ]
-    return history, _concat(parts)
+    latest = store.read_select(
+        select(*columns).where(literal_column(ROWID).in_(listed)),
+        LEADERBOARD_COLUMNS,
+        categorical=True,
+    )
+    return history, latest
 
 
 def _read_history(store: ResultStore, wanted: list[str]) -> pd.DataFrame:
     """The shown rows' ``wanted`` columns and ``ROWID``, in rowid order."""
     read = select(*(RESULTS.c[name] for name in wanted), literal_column(ROWID))
     return store.read_select(read.where(*where_clauses(SHOWN)), [*wanted, ROWID], categorical=True)
-
-
-def _chunks(values: list[int], size: int) -> list[list[int]]:
-    # At least one (maybe empty) chunk: an empty read still gives the columns and dtypes.
-    return [values[start : start + size] for start in range(0, len(values), size)] or [[]]
 
 
 def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:

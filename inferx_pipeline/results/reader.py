@@ -1,13 +1,21 @@
-"""Set-based reads of the results table into typed pandas columns, chunk by chunk.
+"""Set-based reads of the results table into typed pandas columns.
 
-The DBAPI cursor is read directly (no SQLAlchemy row or type processing) and each chunk
-of rows becomes one numpy structured array (a loop in C, not a transpose and a conversion
-per column in Python), so a million rows never exist as a million Python tuples: memory
-is bounded by ``CHUNK_ROWS`` rows of Python objects plus the typed columns. Strings can
-come back as ``category``: factorized per chunk, their codes merged onto one sorted set of
-categories at the end (one code per row), which is what makes a million-row leaderboard
-fit in memory and group quickly. SQLite's page cache is kept small for the scan
-(``_small_page_cache``).
+A SQLite file is read through ADBC (``_fetch_arrow``): the driver steps the query in C,
+without the GIL, and hands back Arrow columns, so no cell becomes a Python object, and
+row-id ranges of a large read run at once on the cores there are. On the 1M-row
+leaderboard's history read (28 columns) that took 7.4 s through ``sqlite3``, two thirds
+of it building a Python object per cell, and takes 2.2 s on two cores through ADBC.
+
+PostgreSQL and an in-memory SQLite are read from the DBAPI cursor directly (no
+SQLAlchemy row or type processing), chunk by chunk: each chunk of rows becomes one numpy
+structured array (a loop in C, not a transpose and a conversion per column in Python),
+so a million rows never exist as a million Python tuples: memory is bounded by
+``CHUNK_ROWS`` rows of Python objects plus the typed columns. SQLite's page cache is kept
+small for that scan (``_small_page_cache``).
+
+Either way strings can come back as ``category``: factorized per chunk, their codes
+merged onto one sorted set of categories at the end (one code per row), which is what
+makes a million-row leaderboard fit in memory and group quickly.
 """
 
 from __future__ import annotations
@@ -15,13 +23,27 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import Boolean, Connection, DateTime, Float, Integer, Select
+import pyarrow as pa
+from sqlalchemy import (
+    Boolean,
+    ColumnClause,
+    Connection,
+    DateTime,
+    Float,
+    Integer,
+    Select,
+    func,
+    literal_column,
+    select,
+)
 
 from inferx_pipeline.results.tables import RESULTS
+from inferx_pipeline.sqlite_arrow import ArrowReader
 
 # Rows turned into columns per step: bounds the Python objects alive at once.
 CHUNK_ROWS = 50_000
@@ -35,6 +57,17 @@ _FIELD: dict[Kind, str] = {
 _SQLITE_DEFAULT_CACHE = -2000  # KiB: SQLite's own default page cache
 # SQLite's implicit row id: a key for reading rows again by lookup rather than by scan.
 ROWID = "rowid"
+# How each kind is stored in SQLite, as sqlite_arrow types the column it reads.
+_STORED: dict[Kind, str] = {
+    "bool": "int64", "int": "int64", "nullable_int": "int64", "float": "float64",
+    "datetime": "string", "str": "string",
+}  # fmt: skip
+# A SQLite file of at least two ranges of this many row ids is read in ranges of about
+# as many (``sqlite_arrow``: read at once, one per core, and sent as each is done, so the
+# reader holds a few ranges at a time, not the whole result); a smaller one in this
+# process, where a child's start would cost more than it saves.
+ROWS_PER_RANGE = 100_000
+_ROWID_COLUMN: ColumnClause[int] = literal_column(ROWID)
 
 
 def column_kind(name: str) -> Kind:
@@ -55,17 +88,28 @@ def column_kind(name: str) -> Kind:
 
 
 def read_columns(
-    conn: Connection, stmt: Select[Any], names: Sequence[str], *, categorical: bool = False
+    conn: Connection,
+    stmt: Select[Any],
+    names: Sequence[str],
+    *,
+    categorical: bool = False,
+    arrow: ArrowReader | None = None,
 ) -> pd.DataFrame:
     """Run ``stmt`` (selecting the results columns ``names``, in order) into a DataFrame.
 
     Dtypes do not depend on the backend: bool, int64, Int64 (nullable integers), float64,
     datetime64[us, UTC], and ``str`` or, with ``categorical``, ``category`` with sorted
     categories. A failing query raises SQLAlchemy's error or, for errors met while the
-    driver's cursor runs or fetches, the DBAPI driver's own (unwrapped).
+    driver's cursor runs or fetches, the DBAPI driver's own (unwrapped), or StoreError
+    for a read through ``arrow``: the reader of a SQLite file (``sqlite_arrow``), which
+    reads a table of at least two ``ROWS_PER_RANGE`` row ids in ranges.
     """
     kinds = [column_kind(name) for name in names]
-    parts = _fetch(conn, stmt, kinds, categorical)
+    ranges = _rowid_ranges(conn) if arrow is not None else [()]
+    if arrow is not None and len(ranges) > 1:
+        parts = _fetch_arrow(arrow, conn, stmt, ranges, kinds, categorical)
+    else:
+        parts = _fetch(conn, stmt, kinds, categorical)
     data = {}
     for index, (name, kind) in enumerate(zip(names, kinds, strict=True)):
         data[name] = _combine(kind, parts[index], categorical)
@@ -73,22 +117,28 @@ def read_columns(
     return pd.DataFrame(data, columns=list(names))
 
 
+def _driver_statement(conn: Connection, stmt: Select[Any]) -> tuple[str, Any]:
+    """``stmt`` as the driver's SQL and arguments: a tuple for SQLite's ``?`` (values as
+    the store writes them, ``_sqlite_value``), a dict for psycopg2's named parameters."""
+    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.params
+    if compiled.positional:
+        values = (params[key] for key in compiled.positiontup or ())
+        return str(compiled), tuple(map(_sqlite_value, values))
+    return str(compiled), params
+
+
 def _fetch(
     conn: Connection, stmt: Select[Any], kinds: list[Kind], categorical: bool
 ) -> list[list[Any]]:
     """Per column, its converted chunks (at least one, maybe empty)."""
-    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
-    params = compiled.params
-    # The driver's own parameter style: a tuple for SQLite's ?, a dict for psycopg2.
-    args: Any = params
-    if compiled.positional:
-        args = tuple(params[key] for key in compiled.positiontup or ())
+    sql, args = _driver_statement(conn, stmt)
     dtype = np.dtype([(f"c{i}", _FIELD[kind]) for i, kind in enumerate(kinds)])
     parts: list[list[Any]] = [[] for _ in kinds]
     with _small_page_cache(conn):
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(str(compiled), args)
+            cursor.execute(sql, args)
             # An empty result still makes one (empty) chunk: it carries the dtypes.
             while (rows := cursor.fetchmany(CHUNK_ROWS)) or not parts[0]:
                 table = np.array(rows, dtype=dtype)
@@ -98,6 +148,92 @@ def _fetch(
         finally:
             cursor.close()
     return parts
+
+
+def _fetch_arrow(
+    arrow: ArrowReader,
+    conn: Connection,
+    stmt: Select[Any],
+    ranges: list[tuple[Any, ...]],
+    kinds: list[Kind],
+    categorical: bool,
+) -> list[list[Any]]:
+    """``_fetch`` for a large SQLite file: the query's Arrow columns (``sqlite_arrow``, ADBC
+    in a process of its own), one chunk per range of row ids, the ranges read at once. It
+    sees what is committed, as every read through a fresh ``engine.connect()`` does."""
+    statements = [_driver_statement(conn, stmt.where(*bounds)) for bounds in ranges]
+    # Categories are encoded by the child, in parallel, and sent as codes.
+    stored = ["dictionary" if categorical and kind == "str" else _STORED[kind] for kind in kinds]
+    table = arrow.read(statements, stored)
+    parts: list[list[Any]] = [[] for _ in kinds]
+    columns = table.columns
+    del table
+    for index, kind in enumerate(kinds):
+        # Each Arrow column is freed once converted: the peak holds one column twice.
+        parts[index] = [_from_arrow(kind, chunk, categorical) for chunk in columns[index].chunks]
+        columns[index] = None
+    # Arrow's allocator keeps freed memory for reuse; the frames never come back to it.
+    pa.default_memory_pool().release_unused()
+    return parts
+
+
+def _rowid_ranges(conn: Connection) -> list[tuple[Any, ...]]:
+    """Where-clauses that split the results table by row id into ranges of about
+    ``ROWS_PER_RANGE`` row ids; one read with no clause added for a table of fewer than
+    two ranges."""
+    # Two scalar subqueries: SQLite reads one end of the row-id b-tree for a lone min()
+    # or max(), but scans the table for both in one select.
+    ends = [
+        select(end(_ROWID_COLUMN)).select_from(RESULTS).scalar_subquery()
+        for end in (func.min, func.max)
+    ]
+    low, high = conn.execute(select(*ends)).one()
+    count = 1 if low is None else (high - low + 1) // ROWS_PER_RANGE
+    if count <= 1:
+        return [()]
+    step = -(-(high - low + 1) // count)  # ceiling: the last range ends past ``high``
+    starts = [low + step * index for index in range(count)]
+    return [(_ROWID_COLUMN.between(start, start + step - 1),) for start in starts]
+
+
+# How SQLAlchemy's SQLite dialect stores a DateTime (its DATETIME storage format).
+_SQLITE_DATETIME_TEXT = "%Y-%m-%d %H:%M:%S.%f"
+
+
+def _sqlite_value(value: Any) -> Any:
+    """A bound value as the store writes it to SQLite: a datetime as the column's text,
+    in UTC (sqlite3 would bind an aware one with its offset, which compares wrongly as
+    text; ADBC would bind it as a number), and a bool as 0 or 1."""
+    if isinstance(value, datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value.strftime(_SQLITE_DATETIME_TEXT)
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def _from_arrow(kind: Kind, array: pa.Array, categorical: bool) -> Any:
+    """One Arrow column, as ``_fetch_arrow`` has ``sqlite_arrow`` type it, as ``_convert``
+    gives a chunk."""
+    if kind == "str" and categorical:  # dictionary-encoded by the child
+        codes = array.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        return codes, array.dictionary.to_numpy(zero_copy_only=False)
+    if kind == "str":
+        return array.to_numpy(zero_copy_only=False)
+    if kind == "datetime":
+        try:
+            naive = array.cast(pa.timestamp("us"))
+        except pa.ArrowInvalid:  # not naive ISO text (an offset): as the DBAPI path reads it
+            return _datetimes(array.to_numpy(zero_copy_only=False))
+        return pd.Series(naive.to_numpy(zero_copy_only=False)).dt.tz_localize("UTC")
+    if kind == "nullable_int":
+        missing = array.is_null().to_numpy(zero_copy_only=False)
+        values = array.fill_null(0).to_numpy(zero_copy_only=False, writable=True)
+        return pd.arrays.IntegerArray(values, missing)
+    if kind == "bool":  # stored as 0 or 1
+        return array.to_numpy(zero_copy_only=False) != 0
+    return array.to_numpy(zero_copy_only=False, writable=True)
 
 
 @contextmanager

@@ -42,10 +42,13 @@ from inferx_pipeline.results.reader import read_columns
 from inferx_pipeline.results.record import RECORD_COLUMNS, ResultRecord
 from inferx_pipeline.results.sqlite_bulk import ChunkResult
 from inferx_pipeline.results.tables import QUARANTINE, RESULTS
+from inferx_pipeline.sqlite_arrow import ArrowReader
 from inferx_pipeline.strict import FrozenModel
 
 # Key of the PostgreSQL advisory lock that serializes schema migrations ("inferx" in ASCII).
 MIGRATION_LOCK_KEY = 0x696E66657278
+# SQLite URLs of a database in memory, not a file.
+_IN_MEMORY = (None, "", ":memory:")
 # Rows per INSERT executemany; bounds memory and SQL parameter counts per statement.
 BATCH_ROWS = 20_000
 # Quarantine entries released per DELETE; SQLite allows 32766 bound parameters.
@@ -94,6 +97,10 @@ class ResultStore:
         self.url = make_url(url)
         self.batch_rows = batch_rows
         self.engine = _engine(self.url)
+        # Large reads of a SQLite file go through ADBC in a child process (sqlite_arrow).
+        database = self.url.database
+        sqlite_file = self.url.get_backend_name() == "sqlite" and database not in _IN_MEMORY
+        self._arrow = ArrowReader(Path(str(database))) if sqlite_file else None
         try:
             with _migration_lock(self.url), self.engine.begin() as conn:
                 if conn.dialect.name == "postgresql":  # held until this transaction ends
@@ -107,8 +114,10 @@ class ResultStore:
         return self.url.render_as_string(hide_password=True)
 
     def close(self) -> None:
-        """Release the connection pool."""
+        """Release the connection pool (and the SQLite reader's child process)."""
         self.engine.dispose()
+        if self._arrow is not None:
+            self._arrow.close()
 
     def write(
         self, records: Iterable[ResultRecord], rejections: Iterable[Rejection] = ()
@@ -187,9 +196,10 @@ class ResultStore:
         ``reader.ROWID``) named ``names``, in order. Raises ``StoreError`` when it fails."""
         try:
             with self.engine.connect() as conn:
-                return read_columns(conn, stmt, names, categorical=categorical)
-        # The reader runs on the driver's cursor, so its errors arrive unwrapped.
-        except (SQLAlchemyError, self.engine.dialect.loaded_dbapi.Error) as err:
+                return read_columns(conn, stmt, names, categorical=categorical, arrow=self._arrow)
+        # The reader runs on the driver's cursor, so its errors arrive unwrapped; a SQLite
+        # file's read through ADBC fails as a StoreError naming the file.
+        except (SQLAlchemyError, self.engine.dialect.loaded_dbapi.Error, StoreError) as err:
             raise StoreError(f"{self._where}: read failed: {err}") from err
 
     def count(self) -> int:
@@ -275,7 +285,7 @@ def _engine(url: URL) -> Engine:
 
 
 def _sqlite_engine(url: URL) -> Engine:
-    if url.database in (None, "", ":memory:"):
+    if url.database in _IN_MEMORY:
         # One shared connection, or every checkout would see its own empty database.
         engine = create_engine(url, poolclass=StaticPool)
     else:

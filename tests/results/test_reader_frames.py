@@ -1,10 +1,12 @@
 """``ResultStore.read_frame`` on SQLite and PostgreSQL: the stored values in the documented
 dtypes, in one chunk or many, plain or categorical; empty reads, failing queries, and
-SQLite's page cache around a read."""
+SQLite's page cache around a read. A SQLite file is read through ADBC (Arrow), an
+in-memory one through its DBAPI cursor: both give the same frames."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pandas as pd
@@ -121,3 +123,41 @@ def test_the_sqlite_page_cache_is_the_stores_again_after_a_read(tmp_path: Path) 
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA cache_size").one()[0] == before
     store.close()
+
+
+@pytest.mark.parametrize("categorical", [False, True], ids=["plain", "categorical"])
+@pytest.mark.parametrize("rows_per_range", [reader.ROWS_PER_RANGE, 2], ids=["small", "ranges"])
+def test_a_sqlite_file_and_an_in_memory_store_read_the_same_frames(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, categorical: bool, rows_per_range: int
+) -> None:
+    # Ranges of 2 rows: the file is read through ADBC in a child, three ranges of its seven
+    # rows; else, as the in-memory database, through the DBAPI cursor in this process.
+    monkeypatch.setattr(reader, "ROWS_PER_RANGE", rows_per_range)
+    stores = [ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}"), ResultStore("sqlite://")]
+    records = [record(i, sku=sku, conc=2**i) for i, sku in enumerate(SKUS)]
+    frame = pd.DataFrame([r.model_dump() for r in records], columns=list(RECORD_COLUMNS))
+    frame["started_at"] = pd.Timestamp("2026-01-01", tz="UTC") + pd.to_timedelta(
+        range(len(SKUS)), unit="h"
+    )
+    # The first range's digests are all NULL: SQLite gives ADBC no type for them there.
+    frame.loc[[0, 1, 2, 5], "image_digest"] = None
+    frame.loc[2, "isl"] = None
+    # An aware bound in another zone: rows from 03:00 UTC on, the last one left out.
+    window = ResultFilter(
+        since=datetime(2026, 1, 1, 5, tzinfo=timezone(timedelta(hours=2))),
+        until=datetime(2026, 1, 1, 6, 30, tzinfo=UTC),
+    )
+    reads = []
+    for store in stores:
+        assert store.write_frame(frame).written == len(SKUS)
+        reads.append(
+            [store.read_frame(f, list(DTYPES), categorical=categorical) for f in (None, window)]
+        )
+        store.close()
+    (file_all, file_window), (memory_all, memory_window) = reads
+    # Both in row-id order, the ranges' rows too.
+    pd.testing.assert_frame_equal(file_all, memory_all, check_exact=True)
+    pd.testing.assert_frame_equal(_by_id(file_window), _by_id(memory_window), check_exact=True)
+    assert file_all["image_digest"].notna().tolist() == frame["image_digest"].notna().tolist()
+    hours = file_window["started_at"].dt.hour.tolist()
+    assert sorted(hours) == [3, 4, 5, 6] and len(file_all) == len(SKUS)
