@@ -20,12 +20,15 @@ def test_concurrency_one_matches_the_intended_steps(make_config: MakeConfig) -> 
     result, _ = run(measure(config, isl, osl, concurrency=1, num_prompts=prompts))
     core = build_core(config)
     assert result.completed == prompts
-    # Medians over requests: one request delayed by a CPU hog on a loaded box cannot fail it.
-    assert result.median_tpot_ms is not None and result.median_ttft_ms is not None
+    # TPOT: the median over requests, each a mean of 49 steps. TTFT is one step, which a
+    # loaded box delays (11 ms, seen while the Slurm tests ran beside this one) and never
+    # hastens: the fastest request is the simulator's own timing, a wrong one either way.
+    assert result.median_tpot_ms is not None
     tpot_ms = 1000 * intended_tpot_s(core, isl, osl)
     assert 20 < tpot_ms < 30
     assert result.median_tpot_ms == pytest.approx(tpot_ms, rel=0.02)
-    assert abs(result.median_ttft_ms - 1000 * intended_ttft_s(core, isl)) < 10.0
+    fastest_ttft_ms = 1000 * min(result.ttfts)
+    assert abs(fastest_ttft_ms - 1000 * intended_ttft_s(core, isl)) < 10.0
 
 
 def test_littles_law_holds(make_config: MakeConfig) -> None:
