@@ -8,7 +8,8 @@ File", 2.2.1): read beside the store's ``sqlite3`` connections, a read missed ro
 committed before it began. So an ``ArrowReader`` runs the queries in a child process
 (``python -m inferx_pipeline.sqlite_arrow FILE``) that opens the file with ADBC's SQLite
 alone, as any other reader process would. The child is started at the first read (its
-imports cost about 0.4 s) and answers every later one until ``close``.
+imports, pyarrow and ADBC's own API, cost about 0.25 s) and answers every later one
+until ``close``.
 
 Each request is one JSON line on the child's stdin, ``{"statements": [[sql, [args]],
 ...], "types": [...]}``. The child runs the statements one per core at once and answers

@@ -1,17 +1,18 @@
 """Set-based reads of the results table into typed pandas columns.
 
-A SQLite file is read through ADBC (``_fetch_arrow``): the driver steps the query in C,
-without the GIL, and hands back Arrow columns, so no cell becomes a Python object, and
-row-id ranges of a large read run at once on the cores there are. On the 1M-row
-leaderboard's history read (28 columns) that took 7.4 s through ``sqlite3``, two thirds
-of it building a Python object per cell, and takes 2.2 s on two cores through ADBC.
+A SQLite file of at least two ``ROWS_PER_RANGE`` row ids is read through
+``sqlite_arrow`` (``_fetch_arrow``): ADBC in a child process steps the query in C,
+without the GIL, one row-id range per core at once, and sends Arrow columns, so no cell
+becomes a Python object. The 1M-row leaderboard's history read (28 columns) took 7.9 to
+8.5 s through ``sqlite3``, two thirds of it building a Python object per cell, and takes
+2.8 to 3.2 s so (2026-12-07, 2 cores, the newest images' rows included).
 
-PostgreSQL and an in-memory SQLite are read from the DBAPI cursor directly (no
-SQLAlchemy row or type processing), chunk by chunk: each chunk of rows becomes one numpy
-structured array (a loop in C, not a transpose and a conversion per column in Python),
-so a million rows never exist as a million Python tuples: memory is bounded by
-``CHUNK_ROWS`` rows of Python objects plus the typed columns. SQLite's page cache is kept
-small for that scan (``_small_page_cache``).
+PostgreSQL, an in-memory SQLite and a smaller file are read from the DBAPI cursor
+directly (no SQLAlchemy row or type processing), chunk by chunk: each chunk of rows
+becomes one numpy structured array (a loop in C, not a transpose and a conversion per
+column in Python), so a million rows never exist as a million Python tuples: memory is
+bounded by ``CHUNK_ROWS`` rows of Python objects plus the typed columns. SQLite's page
+cache is kept small for that scan (``_small_page_cache``).
 
 Either way strings can come back as ``category``: factorized per chunk, their codes
 merged onto one sorted set of categories at the end (one code per row), which is what
