@@ -154,7 +154,7 @@ def _run(path: str, sql: str, args: list[Any], schema: pa.Schema) -> pa.RecordBa
             names = [str(index) for index in range(len(args))]
             stmt.bind(pa.record_batch([pa.array([value]) for value in args], names=names))
         handle, _ = stmt.execute_query()
-        table = pa.RecordBatchReader._import_from_c(handle.address).read_all()
+        table = pa.RecordBatchReader.from_stream(handle).read_all()  # Arrow C stream protocol
     if table.num_rows == 0:  # the driver's types for no rows are guesses: use the schema's
         return pa.RecordBatch.from_pylist([], schema=schema)
     raw = table.combine_chunks().columns
