@@ -83,13 +83,13 @@ class ArrowReader:
                 child.stdin.flush()
                 stream = pa.ipc.open_stream(child.stdout)
                 batches = list(stream)
+                # A child that failed after some batches may leave a stream that reads as
+                # whole up to there: one batch per statement is the proof it is not.
+                if len(batches) == len(statements):
+                    return pa.Table.from_batches(batches, schema=stream.schema)
             except (pa.ArrowInvalid, OSError):  # no stream, or a broken one: the child failed
-                batches = []
-            # A child that failed after some batches may leave a stream that reads as whole
-            # up to there: one batch per statement is the proof it is not.
-            if len(batches) != len(statements):
-                raise StoreError(f"{self.path}: ADBC read failed: {self._stop()}")
-            return pa.Table.from_batches(batches, schema=stream.schema)
+                pass
+            raise StoreError(f"{self.path}: ADBC read failed: {self._stop()}")
 
     def close(self) -> None:
         """End the child (its stdin closes: it exits), if one was started."""

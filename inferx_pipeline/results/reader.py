@@ -33,6 +33,7 @@ import pyarrow as pa
 from sqlalchemy import (
     Boolean,
     ColumnClause,
+    ColumnElement,
     Connection,
     DateTime,
     Float,
@@ -106,8 +107,7 @@ def read_columns(
     reads a table of at least two ``ROWS_PER_RANGE`` row ids in ranges.
     """
     kinds = [column_kind(name) for name in names]
-    ranges = _rowid_ranges(conn) if arrow is not None else [()]
-    if arrow is not None and len(ranges) > 1:
+    if arrow is not None and (ranges := _rowid_ranges(conn)):
         parts = _fetch_arrow(arrow, conn, stmt, ranges, kinds, categorical)
     else:
         parts = _fetch(conn, stmt, kinds, categorical)
@@ -155,7 +155,7 @@ def _fetch_arrow(
     arrow: ArrowReader,
     conn: Connection,
     stmt: Select[Any],
-    ranges: list[tuple[Any, ...]],
+    ranges: list[tuple[ColumnElement[bool]]],
     kinds: list[Kind],
     categorical: bool,
 ) -> list[list[Any]]:
@@ -178,10 +178,9 @@ def _fetch_arrow(
     return parts
 
 
-def _rowid_ranges(conn: Connection) -> list[tuple[Any, ...]]:
+def _rowid_ranges(conn: Connection) -> list[tuple[ColumnElement[bool]]]:
     """Where-clauses that split the results table by row id into ranges of about
-    ``ROWS_PER_RANGE`` row ids; one read with no clause added for a table of fewer than
-    two ranges."""
+    ``ROWS_PER_RANGE`` row ids; none for a table of fewer than two ranges."""
     # Two scalar subqueries: SQLite reads one end of the row-id b-tree for a lone min()
     # or max(), but scans the table for both in one select.
     ends = [
@@ -191,7 +190,7 @@ def _rowid_ranges(conn: Connection) -> list[tuple[Any, ...]]:
     low, high = conn.execute(select(*ends)).one()
     count = 1 if low is None else (high - low + 1) // ROWS_PER_RANGE
     if count <= 1:
-        return [()]
+        return []
     step = -(-(high - low + 1) // count)  # ceiling: the last range ends past ``high``
     starts = [low + step * index for index in range(count)]
     return [(_ROWID_COLUMN.between(start, start + step - 1),) for start in starts]
