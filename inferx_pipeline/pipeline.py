@@ -28,7 +28,8 @@ from inferx_pipeline.errors import MalformedArtifactError, StoreError
 from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.leaderboard.build import SiteManifest, build_site_from_store
 from inferx_pipeline.locks import file_lock
-from inferx_pipeline.results.evals import EvalRecord, eval_record, write_evals
+from inferx_pipeline.results.eval_record import EvalRecord, eval_record
+from inferx_pipeline.results.evals import write_evals
 from inferx_pipeline.results.importers import ImportContext
 from inferx_pipeline.results.ingest import ResultWriter, ingest, sha256_hex
 from inferx_pipeline.results.store import IngestReport, Rejection, ResultStore

@@ -27,7 +27,7 @@ PACKAGE = "inferx_pipeline"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # Foundation: no domain knowledge.
     ("__init__", "strict", "errors", "atomic", "settings", "tokens", "locks", "parentdeath",
-     "gitrepo", "envnames", "pandas_options", "sqlite_arrow"),
+     "gitrepo", "envnames", "pandas_options", "sqlite_arrow", "child_call"),
     # Reference data: the catalog (SKUs, models) and golden acceptance curves.
     ("catalog", "golden"),
     # Parts that know no recipe: image references and registries, launchers, the load

@@ -12,7 +12,7 @@ opening ``site/index.html`` finds the old build or the new one, never nothing. B
 older than the previous one are removed after the swap. A site path that is a real
 directory (written before builds were versioned) is moved into ``<site>.builds`` on
 its first swap; only then is there a moment, between two renames, without it.
-The caller serializes builds of one site (``build.write_site`` holds its lock).
+The caller serializes builds of one site (``build.build_site`` holds its lock).
 """
 
 from __future__ import annotations

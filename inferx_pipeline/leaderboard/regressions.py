@@ -62,12 +62,16 @@ def judge(values: np.ndarray, policy: RegressionPolicy, direction: Direction) ->
     return {"median": median, "band": band, "outside": outside}
 
 
-def judged_points(rows: pd.DataFrame, policy: RegressionPolicy) -> pd.DataFrame:
+def judged_points(
+    rows: pd.DataFrame, policy: RegressionPolicy, *, flagged_only: bool = False
+) -> pd.DataFrame:
     """Every (key, image) value of every policy metric with its band and ``outside`` flag.
 
     ``rows`` is a prepared frame over all images. One value per key and image (the newest
     attempt). Columns: the series keys, ``metric``, ``image_tag``, ``image_time``,
-    ``image_rank``, ``value``, ``median``, ``band``, ``outside``.
+    ``image_rank``, ``value``, ``median``, ``band``, ``outside``. ``flagged_only`` keeps
+    only the points of (key, metric) series with a value outside the band: all that
+    ``episodes`` reads, a small share of the millions of points a large history has.
     """
     keys = list(SERIES_KEYS)
     metrics = list(policy.metrics)
@@ -89,24 +93,29 @@ def judged_points(rows: pd.DataFrame, policy: RegressionPolicy) -> pd.DataFrame:
     if not metrics:
         return base.iloc[0:0]
     series, position = base["series"].to_numpy(), base["position"].to_numpy()
+    every = np.arange(len(base))
+    taken: list[np.ndarray] = []  # per metric: the rows of ``base`` it keeps
     verdicts: dict[str, list[np.ndarray]] = {"value": [], "median": [], "band": [], "outside": []}
     for metric, direction in policy.metrics.items():
         values = base[metric].to_numpy(float)
         matrix = np.full(shape, np.nan)
         matrix[series, position] = values
-        verdicts["value"].append(values)
-        for name, grid in judge(matrix, policy, direction).items():
-            verdicts[name].append(grid[series, position])
+        grids = judge(matrix, policy, direction)
+        take = np.flatnonzero(grids["outside"].any(axis=1)[series]) if flagged_only else every
+        taken.append(take)
+        verdicts["value"].append(values[take])
+        for name, grid in grids.items():
+            verdicts[name].append(grid[series[take], position[take]])
     # One row per key, image and metric, metric by metric: one take of the key columns
     # rather than a copy per metric and a concatenation of the copies.
     kept = base[[*keys, "series", "image_tag", "image_time", "image_rank"]]
-    points = kept.iloc[np.tile(np.arange(len(base)), len(metrics))].reset_index(drop=True)
+    points = kept.iloc[np.concatenate(taken)].reset_index(drop=True)
     # Categorical (sorted, so it orders as the names do): millions of rows, a few names.
     names = sorted(metrics)
-    codes = np.repeat([names.index(metric) for metric in metrics], len(base))
+    codes = np.repeat([names.index(metric) for metric in metrics], [len(t) for t in taken])
     points["metric"] = pd.Categorical.from_codes(codes, categories=names)
-    for name, parts in verdicts.items():
-        points[name] = np.concatenate(parts)
+    for name in list(verdicts):  # each verdict's parts freed once joined, not all at the end
+        points[name] = np.concatenate(verdicts.pop(name))
     return points
 
 

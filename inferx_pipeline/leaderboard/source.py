@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,25 @@ _SHOWN_VALUES = ("valid", "status")
 UNOFFICIAL = ResultFilter(pull_requests="only")
 # (recipe, image) pairs per query: two bound parameters each, under SQLite's 32,766.
 PAIRS_PER_QUERY = 10_000
+
+
+@dataclass(frozen=True)
+class SiteInputs:
+    """Everything the site is built from (``build.build_site``'s arguments)."""
+
+    history: pd.DataFrame
+    latest: pd.DataFrame
+    accuracy: list[AccuracyGroup]
+    unofficial: UnofficialRuns
+
+
+def read_site_inputs(store: ResultStore, config: LeaderboardConfig) -> SiteInputs:
+    """``read_board_frames``, ``read_accuracy`` and ``read_unofficial`` of ``store``.
+    Raises StoreError when a query fails."""
+    history, latest = read_board_frames(store, config)
+    return SiteInputs(
+        history, latest, read_accuracy(store), read_unofficial(store, config.default_stat)
+    )
 
 
 def read_board_frames(
@@ -111,7 +130,13 @@ def read_accuracy(store: ResultStore) -> list[AccuracyGroup]:
     StoreError when a query fails."""
     evals = read_evals(store)
     evals = evals.loc[evals["pr_number"].isna()]
-    rows = store.read_frame(SHOWN, ("fingerprint", "image_digest", *CONFIG_FIELDS))
+    if evals.empty:
+        return []
+    # The recipe is part of a configuration: only its scored recipes' rows can hold one
+    # (a million-row store, most of it never evaluated, is not read whole).
+    recipes = tuple(sorted(set(evals["recipe_id"].astype(str))))
+    wanted = SHOWN.model_copy(update={"recipe_ids": recipes})
+    rows = store.read_frame(wanted, ("fingerprint", "image_digest", *CONFIG_FIELDS))
     return accuracy_groups(evals, mark_rows(rows, evals))
 
 

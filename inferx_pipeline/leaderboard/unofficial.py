@@ -29,7 +29,7 @@ from inferx_pipeline.leaderboard.compare import (
     run_points,
 )
 from inferx_pipeline.leaderboard.config import LeaderboardConfig
-from inferx_pipeline.results.evals import EvalRecord
+from inferx_pipeline.results.eval_record import EvalRecord
 from inferx_pipeline.results.gate import mark_rows
 from inferx_pipeline.strict import FrozenModel
 

@@ -168,7 +168,7 @@ class QuarantineRow(Base):
 
 
 class EvalRow(Base):
-    """One scored eval point (``results.evals.EvalRecord``): identity, score, provenance."""
+    """One scored eval point (``results.eval_record.EvalRecord``): identity, score, provenance."""
 
     __tablename__ = "eval_results"
     __table_args__ = (

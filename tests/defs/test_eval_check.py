@@ -21,7 +21,8 @@ from inferx_pipeline.matrix.evals import eval_job
 from inferx_pipeline.matrix.job import BenchmarkJob
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
-from inferx_pipeline.results.evals import eval_record, write_evals
+from inferx_pipeline.results.eval_record import eval_record
+from inferx_pipeline.results.evals import write_evals
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.sweep.artifacts import EVAL_RESULT, ArtifactStore
 from inferx_pipeline.sweep.backends import simulator_backend

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.leaderboard.config import LeaderboardConfig, RegressionPolicy
 from inferx_pipeline.leaderboard.frame import prepare
 from inferx_pipeline.leaderboard.regressions import (
@@ -15,7 +17,7 @@ from inferx_pipeline.leaderboard.regressions import (
     judge,
     judged_points,
 )
-from inferx_pipeline.leaderboard.synthetic import frame_from_rows
+from inferx_pipeline.leaderboard.synthetic import frame_from_rows, synthetic_frame
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 SERIES = [100.0, 101.0, 99.0, 100.0, 102.0, 80.0, 82.0, 100.0, 99.0, 70.0]
@@ -77,3 +79,20 @@ def test_no_rows_judge_to_no_points_and_no_episodes(config: LeaderboardConfig) -
     points = judged_points(empty, config.regression)
     assert points.empty
     assert episodes(points).empty
+
+
+def test_flagged_only_keeps_what_the_episodes_read(
+    catalog: Catalog, config: LeaderboardConfig
+) -> None:
+    # Many keys over 12 images, some thrown off their band in one image.
+    rows = synthetic_frame(catalog, 4000, images=12, seed=5)
+    drop = rows["image_tag"].eq("v007") & (rows.index % 7 == 0)
+    rows.loc[drop, "tput_per_gpu"] *= 0.5
+    prepared = prepare(rows)
+    every = judged_points(prepared, config.regression)
+    flagged = judged_points(prepared, config.regression, flagged_only=True)
+    assert 0 < len(flagged) < len(every) / 4
+    assert list(flagged.columns) == list(every.columns)
+    found = episodes(every)
+    assert len(found) > 0
+    pd.testing.assert_frame_equal(episodes(flagged), found)

@@ -17,9 +17,11 @@ from inferx_pipeline.catalog import Catalog
 from inferx_pipeline.leaderboard.build import SiteManifest, build_site, build_site_from_store
 from inferx_pipeline.leaderboard.config import LeaderboardConfig
 from inferx_pipeline.leaderboard.serve import SiteServer
+from inferx_pipeline.leaderboard.source import read_site_inputs
 from inferx_pipeline.leaderboard.synthetic import synthetic_frame
 from inferx_pipeline.leaderboard.unofficial import run_dir
-from inferx_pipeline.results.evals import EvalRecord, write_evals
+from inferx_pipeline.results.eval_record import EvalRecord
+from inferx_pipeline.results.evals import write_evals
 from inferx_pipeline.results.store import ResultStore
 from tests.leaderboard.conftest import CATALOG_DIR, GENERATED_AT
 from tests.leaderboard.test_build import page_data
@@ -213,3 +215,34 @@ def test_the_run_page_in_headless_chromium(
         page.close()
     assert "PR #7 @ a1b2c3d" in names and errors == []
     assert shot.stat().st_size > 10_000
+
+
+def test_side_by_side_or_in_one_process_the_site_is_the_same(
+    tmp_path: Path, official: pd.DataFrame, pulls: pd.DataFrame, catalog: Catalog,
+    config: LeaderboardConfig,
+) -> None:  # fmt: skip
+    # Every kind of page: official ones, unofficial runs, the accuracy page with a score.
+    url = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    store = ResultStore(url)
+    try:
+        store.write_frame(pd.concat([official, pulls], ignore_index=True))
+        recipe = str(official["recipe_id"].iloc[0])
+        write_evals(store, [_eval("run-1", recipe, 0.93), _eval("pr-7-run", recipe, 0.1, pr=7)])
+        read = read_site_inputs(store, config)
+    finally:
+        store.close()
+    manifests = {
+        side_by_side: build_site(
+            read.history, tmp_path / str(side_by_side), catalog, config, GENERATED_AT,
+            read.latest, read.accuracy, read.unofficial, side_by_side=side_by_side,
+        )
+        for side_by_side in (True, False)
+    }  # fmt: skip
+    one, two = ((tmp_path / str(side)).resolve() for side in (True, False))
+    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*") if p.is_file())
+    assert {"accuracy.html", "unofficial/index.html", "alerts.json"} <= set(files)
+    _, mismatch, errors = filecmp.cmpfiles(one, two, files, shallow=False)
+    assert errors == [] and mismatch == ["manifest.json"]  # which names its own folder
+    same = {side: m.model_copy(update={"out_dir": ""}) for side, m in manifests.items()}
+    assert same[True] == same[False] and same[True].counts["unofficial_runs"] == 2

@@ -13,7 +13,8 @@ from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.scores import FilterScore
 from inferx_pipeline.results import migrations
 from inferx_pipeline.results.configs import config_id
-from inferx_pipeline.results.evals import eval_record, read_evals, write_evals
+from inferx_pipeline.results.eval_record import eval_record
+from inferx_pipeline.results.evals import read_evals, write_evals
 from inferx_pipeline.results.record import PULL_COLUMNS
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.results.tables import EVALS

@@ -11,7 +11,8 @@ from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.scores import FilterScore
 from inferx_pipeline.matrix.select import Selection
 from inferx_pipeline.plan.build import MatrixRequest, build_matrix
-from inferx_pipeline.results.evals import EvalRecord, eval_record, read_evals, write_evals
+from inferx_pipeline.results.eval_record import EvalRecord, eval_record
+from inferx_pipeline.results.evals import read_evals, write_evals
 from inferx_pipeline.results.gate import below_threshold, mark_rows
 from inferx_pipeline.results.store import ResultStore
 from inferx_pipeline.settings import Settings

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from inferx_pipeline.leaderboard.accuracy import AccuracyGroup, row_scores
-from inferx_pipeline.leaderboard.board import Leaderboard, front_column
+from inferx_pipeline.leaderboard.board import CurrentBoard, front_column
 from inferx_pipeline.leaderboard.config import AXES, STATS, Axis, LeaderboardConfig, Stat
 from inferx_pipeline.leaderboard.cost import cost_column, tokens_per_dollar_column
 from inferx_pipeline.leaderboard.frame import PAGE_KEYS
@@ -63,7 +63,7 @@ class PageWriter:
         return rel
 
 
-def page_slugs(board: Leaderboard) -> dict[tuple[str, str], str]:
+def page_slugs(board: CurrentBoard) -> dict[tuple[str, str], str]:
     """(model, workload) -> file slug of its page."""
     keys = board.current[list(PAGE_KEYS)].drop_duplicates().astype(str).itertuples(index=False)
     pairs = [(m, w) for m, w in keys]
@@ -86,7 +86,7 @@ class PageRows:
     tiers: pd.DataFrame
 
 
-def page_rows(board: Leaderboard, price_tiers: tuple[str, ...]) -> dict[tuple[str, str], PageRows]:
+def page_rows(board: CurrentBoard, price_tiers: tuple[str, ...]) -> dict[tuple[str, str], PageRows]:
     """(model, workload) -> its ``PageRows``: each frame split once, not filtered per page,
     and the points kept with only the columns the charts draw (of a hundred and more)."""
     drawn = [*PAGE_KEYS, *model_chart_columns(price_tiers)]
@@ -167,21 +167,18 @@ def _tier_columns(writer: PageWriter) -> list[str]:
     ]  # fmt: skip
 
 
-def tier_table(board: Leaderboard, writer: PageWriter) -> pd.DataFrame:
+def tier_table(board: CurrentBoard, writer: PageWriter) -> pd.DataFrame:
     """Tier values in reading order: the table view's and the download's rows."""
     columns = _tier_columns(writer)
     return board.tiers[columns].sort_values(["model", "workload", "tier", "label"])
 
 
-def write_overview(
-    writer: PageWriter,
-    board: Leaderboard,
-    slugs: dict[tuple[str, str], str],
-    recipes: dict[str, str],
-) -> str:
-    """``index.html``: every model x workload at its headline tier: the podium and ranking
-    of the groups that reach it, and each group that does not, with its front's span."""
-    config = writer.config
+def overview_sections(
+    config: LeaderboardConfig, board: CurrentBoard, slugs: dict[tuple[str, str], str]
+) -> list[dict[str, Any]]:
+    """The overview's sections, one per model x workload page (``slugs``) at its headline
+    tier: the podium and ranking of the groups that reach it, and each group that does
+    not, with its front's span."""
     stat = config.default_stat
     heads = headline_values(
         board.tiers, board.fronts[stat], interactivity_column(stat), config.headline_for
@@ -198,9 +195,17 @@ def write_overview(
             **_ranking(page_ranked, tier, config.price_tier),
             "missed": records(mine.loc[mine["status"] != "ok"]),
         })  # fmt: skip
+    return sections
+
+
+def write_overview(
+    writer: PageWriter, sections: list[dict[str, Any]], recipes: dict[str, str]
+) -> str:
+    """``index.html``: the ``overview_sections`` and a link to each recipe's history page
+    (``recipes``: recipe id -> page slug)."""
     return writer.write(
         "index.html", "index.html", title="Leaderboard", sections=sections,
-        cost=cost_column("total", config.price_tier), recipes=recipes,
+        cost=cost_column("total", writer.config.price_tier), recipes=recipes,
     )  # fmt: skip
 
 

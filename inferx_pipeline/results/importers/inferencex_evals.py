@@ -37,7 +37,12 @@ from inferx_pipeline.evals.result import EvalResult
 from inferx_pipeline.evals.scores import FilterScore
 from inferx_pipeline.matrix.eval_catalog import EvalCatalog, ResolvedEval
 from inferx_pipeline.results import checks
-from inferx_pipeline.results.evals import ARTIFACT_PREFIX, SAMPLES_ARTIFACT, EvalRecord, eval_record
+from inferx_pipeline.results.eval_record import (
+    ARTIFACT_PREFIX,
+    SAMPLES_ARTIFACT,
+    EvalRecord,
+    eval_record,
+)
 from inferx_pipeline.results.importers.identity import ImportContext, resolve_identity, resolve_run
 from inferx_pipeline.results.importers.inferencex import flag, identity_fields
 from inferx_pipeline.results.ingest import sha256_hex
