@@ -27,9 +27,11 @@ T = TypeVar("T")
 def call_in_child(function: Callable[..., T], *args: object) -> T:
     """``function(*args)``, computed in a child process.
 
-    The child's exception is raised here as it was raised there (the child's traceback is
-    added as a note); ChildProcessError when the child ended without an answer (killed,
-    out of memory) or its outcome does not pickle. The child's stderr is this process's.
+    The child's exception is raised here as it was raised there, with its traceback added
+    as a note; a result that does not pickle raises pickle's error the same way, and an
+    exception that does not pickle comes as a ChildProcessError holding its text.
+    ChildProcessError too when the child ended without an answer (killed, out of memory,
+    or the call did not unpickle there). The child's stderr is this process's.
     """
     payload = pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
     done = subprocess.run(

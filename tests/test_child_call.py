@@ -8,6 +8,7 @@ import operator
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,9 @@ def test_the_callers_main_module_is_not_run_again(tmp_path: Path) -> None:
     )
     assert done.stdout.strip() == "True"
     assert ran.read_text() == "ran\n"
+
+
+def test_a_result_that_does_not_pickle_is_pickles_error_here() -> None:
+    with pytest.raises(TypeError, match="cannot pickle") as raised:
+        call_in_child(threading.Lock)
+    assert "in the child process" in "".join(raised.value.__notes__)
